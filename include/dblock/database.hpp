@@ -1,0 +1,79 @@
+// dblock/database.hpp — a handle on one database connection that dblock's
+// primitives run on. Obtain one with dblock::open(url) (dblock/open.hpp), or wrap
+// a connection you already hold with dblock::attach(...) (dblock/pqxx.hpp,
+// dblock/mysql.hpp, dblock/soci.hpp). Copies share the same connection; calls on
+// one database are serialized by an internal mutex.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dblock/url.hpp"
+
+namespace dblock {
+
+namespace detail {
+class backend;
+}
+
+// Options for running migrations.
+struct migrate_options {
+  // How long to wait for the migration lock held by another deploy. Default 60 s.
+  std::chrono::milliseconds lock_wait{60'000};
+};
+
+struct migration_info {
+  std::string scope;    // "dblock" for dblock's own schema, or the user's scope
+  int version = 0;      // NNNN from NNNN_name.sql
+  std::string name;     // file name without the number and .sql
+  std::string file;     // file the migration came from
+  std::string checksum; // SHA-256 of the file's bytes, hex
+};
+
+struct migrate_result {
+  std::vector<migration_info> applied;  // applied by this call, in order
+  std::size_t already_applied = 0;      // found recorded and unchanged
+};
+
+class database {
+ public:
+  explicit database(std::shared_ptr<detail::backend> b);
+  ~database();
+  database(const database&) = default;
+  database& operator=(const database&) = default;
+  database(database&&) noexcept = default;
+  database& operator=(database&&) noexcept = default;
+
+  [[nodiscard]] dialect kind() const noexcept;
+  [[nodiscard]] client_library client() const noexcept;
+  // Where this connection goes, password redacted ("attached pqxx connection" if attached).
+  [[nodiscard]] std::string describe() const;
+
+  // Applies dblock's own pending migrations (scope "dblock"). Safe to run from many
+  // processes at once: they serialize on a session lock and each migration runs once.
+  migrate_result migrate(const migrate_options& opts = {});
+  // Applies a user's folder of NNNN_name.sql files under its own scope. If DIR has a
+  // subfolder named after the dialect (postgresql/, mysql/, sqlite/), that is used.
+  migrate_result migrate_dir(const std::filesystem::path& dir, const std::string& scope,
+                             const migrate_options& opts = {});
+  // Migrations recorded as applied in this database, for a scope.
+  [[nodiscard]] std::vector<migration_info> applied_migrations(const std::string& scope);
+  // Throws schema_missing when dblock's tables are absent.
+  void require_schema();
+  // One round trip; throws connection_error when the server is unreachable.
+  void ping();
+
+  // Statements sent to the server on this connection so far (BEGIN/COMMIT included).
+  [[nodiscard]] std::uint64_t round_trips() const noexcept;
+
+  [[nodiscard]] const std::shared_ptr<detail::backend>& backend() const noexcept { return b_; }
+
+ private:
+  std::shared_ptr<detail::backend> b_;
+};
+
+}  // namespace dblock

@@ -1,0 +1,10 @@
+// dblock/dblock.hpp — umbrella header for the core API and dblock::open(url).
+// Backend-specific attach() functions live in dblock/pqxx.hpp, dblock/mysql.hpp, dblock/soci.hpp.
+#pragma once
+
+#include "dblock/database.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/open.hpp"
+#include "dblock/url.hpp"
+#include "dblock/util.hpp"
+#include "dblock/version.hpp"

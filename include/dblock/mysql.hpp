@@ -1,0 +1,18 @@
+// dblock/mysql.hpp — the MySQL Connector/C++ 1.1 backend (target dblock::mysql):
+// MySQL and MariaDB.
+#pragma once
+
+#include <cppconn/connection.h>
+
+#include "dblock/open.hpp"
+
+namespace dblock {
+
+// Opens its own connection from a mysql:// URL.
+[[nodiscard]] database open_mysql(std::string_view url, const open_options& opts = {});
+// Works on a connection you hold (not owned: you delete it, after the database).
+// Its schema must be set. dblock commits with a COMMIT statement, never with
+// Connection::commit(), which in 1.1.12 reports success on a dead connection.
+[[nodiscard]] database attach(sql::Connection* conn);
+
+}  // namespace dblock

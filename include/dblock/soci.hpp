@@ -1,0 +1,17 @@
+// dblock/soci.hpp — the SOCI 4.0 backend (target dblock::soci): SQLite, and
+// PostgreSQL or MySQL/MariaDB for SOCI users.
+#pragma once
+
+#include <soci/session.h>
+
+#include "dblock/open.hpp"
+
+namespace dblock {
+
+// Opens its own session from a sqlite:, soci+postgresql:// or soci+mysql:// URL.
+[[nodiscard]] database open_soci(std::string_view url, const open_options& opts = {});
+// Works on a session you hold (it must outlive the database). The dialect is read
+// from the session's backend name ("sqlite3", "postgresql", "mysql").
+[[nodiscard]] database attach(soci::session& sess);
+
+}  // namespace dblock

@@ -1,0 +1,48 @@
+// dblock/url.hpp — parsing and checking of the connection URLs dblock accepts:
+//   postgresql://user:pass@host:port/db   (libpqxx)      also postgres://
+//   mysql://user:pass@host:port/db        (Connector/C++) also mariadb://
+//   sqlite:relative/path.db | sqlite:///abs/path.db  (SOCI sqlite3)
+//   soci+postgresql://...  soci+mysql://...           (SOCI for PostgreSQL / MySQL)
+// A malformed URL is refused here, before any connection attempt, with an
+// invalid_argument naming the bad part. Passwords never appear in messages.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dblock {
+
+enum class dialect { postgresql, mysql, sqlite };
+enum class client_library { pqxx, mysql, soci };
+
+[[nodiscard]] const char* to_string(dialect d) noexcept;
+[[nodiscard]] const char* to_string(client_library c) noexcept;
+
+struct connection_url {
+  std::string scheme;  // as written, lower-cased
+  dialect kind = dialect::sqlite;
+  client_library client = client_library::soci;
+  std::string user;                   // percent-decoded
+  std::optional<std::string> password;  // percent-decoded; never printed
+  std::string host;
+  std::optional<int> port;
+  std::string database;  // database name, or the SQLite file path
+  std::map<std::string, std::string> options;  // ?key=value pairs, percent-decoded
+  std::string original;  // the URL as given (contains the password: do not log)
+
+  // The URL with the password replaced by "***": safe for messages and logs.
+  [[nodiscard]] std::string redacted() const;
+};
+
+// Parses and validates; throws dblock::invalid_argument naming the bad part.
+[[nodiscard]] connection_url parse_url(std::string_view url);
+
+// Redacts the password of any URL-looking text (best effort, never throws).
+[[nodiscard]] std::string redact_url(std::string_view url) noexcept;
+
+// The embedded default when neither --url nor DBLOCK_URL is given.
+inline constexpr std::string_view default_url = "sqlite:dblock.db";
+
+}  // namespace dblock

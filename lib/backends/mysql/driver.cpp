@@ -1,0 +1,203 @@
+// lib/backends/mysql/driver.cpp — the MySQL Connector/C++ 1.1 driver (MySQL/MariaDB):
+// server-side prepared statements cached per connection, transactions with explicit
+// START TRANSACTION / COMMIT statements (Connection::commit() in 1.1.12 returns
+// normally on a dead connection; a COMMIT statement throws), CLIENT_FOUND_ROWS so
+// UPDATE counts matched rows, and the public open_mysql()/attach(sql::Connection*).
+#include <cppconn/driver.h>
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/resultset_metadata.h>
+#include <cppconn/statement.h>
+
+#include <map>
+#include <mutex>
+
+#include "backends/mysql/classify.hpp"
+#include "core/backend.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/mysql.hpp"
+
+namespace dblock::detail::mysql_backend {
+namespace {
+
+// get_driver_instance() fills a static map without a lock: serialize it, once.
+std::mutex& driver_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+sql::Driver* the_driver() {
+  std::lock_guard lock(driver_mutex());
+  static sql::Driver* d = get_driver_instance();
+  return d;
+}
+// Each thread that talks to the client library registers itself once.
+void ensure_thread_init() {
+  struct registration {
+    registration() { the_driver()->threadInit(); }
+    ~registration() { the_driver()->threadEnd(); }
+  };
+  thread_local registration r;
+}
+
+class mysql_driver final : public driver {
+ public:
+  mysql_driver(std::unique_ptr<sql::Connection> owned, sql::Connection* conn, std::string desc)
+      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)) {}
+  ~mysql_driver() override {
+    rollback();
+    prepared_.clear();
+  }
+
+  dialect kind() const noexcept override { return dialect::mysql; }
+  client_library client() const noexcept override { return client_library::mysql; }
+  placeholder_style style() const noexcept override { return placeholder_style::question; }
+  std::string describe() const override { return desc_; }
+
+  result run(const statement& st, std::span<const value> params) override {
+    ensure_thread_init();
+    if (static_cast<int>(params.size()) != st.param_count)
+      throw internal_error("statement " + st.name + " takes " + std::to_string(st.param_count) + " parameters, got " +
+                           std::to_string(params.size()));
+    try {
+      auto& ps = prepared_[st.name];
+      if (!ps) {
+        ++round_trips_;  // COM_STMT_PREPARE, once per connection
+        ps.reset(conn_->prepareStatement(st.text));
+      }
+      for (std::size_t k = 0; k < st.order.size(); ++k) {
+        const auto idx = static_cast<unsigned>(k + 1);
+        const value& v = params[static_cast<std::size_t>(st.order[k])];
+        if (auto* s = std::get_if<std::string>(&v)) ps->setString(idx, *s);
+        else if (auto* n = std::get_if<std::int64_t>(&v)) ps->setInt64(idx, *n);
+        else ps->setNull(idx, sql::DataType::VARCHAR);
+      }
+      ++round_trips_;
+      result out;
+      // 1.1's PreparedStatement::getUpdateCount() is unimplemented: pick the call by
+      // whether the prepared statement has result columns.
+      if (ps->getMetaData()->getColumnCount() > 0) {
+        std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+        read_rows(*rs, out);
+      } else {
+        out.affected = ps->executeUpdate();
+      }
+      return out;
+    } catch (...) {
+      // A statement prepared on a connection that died is useless after reconnect.
+      prepared_.erase(st.name);
+      rethrow_classified(st.name);
+    }
+  }
+
+  void run_script(std::string_view sql) override { simple(sql, "statement", false); }
+
+  void begin() override {
+    if (in_tx_) throw internal_error("transaction already open");
+    simple(find_embedded("sql/mysql/begin.sql"), "START TRANSACTION", false);
+    in_tx_ = true;
+  }
+
+  void commit() override {
+    if (!in_tx_) throw internal_error("COMMIT without a transaction");
+    in_tx_ = false;
+    simple(find_embedded("sql/mysql/commit.sql"), "COMMIT", true);
+  }
+
+  void rollback() noexcept override {
+    if (!in_tx_) return;
+    in_tx_ = false;
+    try {
+      simple(find_embedded("sql/mysql/rollback.sql"), "ROLLBACK", false);
+    } catch (...) {
+      // A dead connection rolled back on the server already.
+    }
+  }
+
+  bool in_transaction() const noexcept override { return in_tx_; }
+
+ private:
+  void simple(std::string_view sql, const char* context, bool during_commit) {
+    ensure_thread_init();
+    ++round_trips_;
+    try {
+      std::unique_ptr<sql::Statement> s(conn_->createStatement());
+      s->execute(std::string(sql));
+    } catch (...) {
+      rethrow_classified(context, during_commit);
+    }
+  }
+
+  static void read_rows(sql::ResultSet& rs, result& out) {
+    const unsigned n = rs.getMetaData()->getColumnCount();
+    while (rs.next()) {
+      std::vector<cell> cells;
+      cells.reserve(n);
+      for (unsigned i = 1; i <= n; ++i) {
+        sql::SQLString s = rs.getString(i);
+        if (rs.wasNull()) cells.emplace_back(std::nullopt);
+        else cells.emplace_back(s.asStdString());
+      }
+      out.rows.push_back(std::move(cells));
+    }
+  }
+
+  std::unique_ptr<sql::Connection> owned_;
+  sql::Connection* conn_;
+  std::string desc_;
+  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> prepared_;
+  bool in_tx_ = false;
+};
+
+std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
+  ensure_thread_init();
+  sql::ConnectOptionsMap o;
+  o["hostName"] = sql::SQLString("tcp://" + (u.host.empty() ? std::string("127.0.0.1") : u.host) + ":" +
+                                 std::to_string(u.port.value_or(3306)));
+  o["userName"] = sql::SQLString(u.user);
+  o["password"] = sql::SQLString(u.password.value_or(""));
+  o["schema"] = sql::SQLString(u.database);
+  o["CLIENT_FOUND_ROWS"] = true;  // UPDATE reports matched rows, not changed rows
+  o["OPT_RECONNECT"] = false;     // a silent reconnect would hide a lost transaction
+  o["OPT_CONNECT_TIMEOUT"] = static_cast<int>(std::max<long long>(1, opts.connect_timeout.count()));
+  o["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+  try {
+    std::unique_ptr<sql::Connection> c;
+    {
+      std::lock_guard lock(driver_mutex());
+      c.reset(get_driver_instance()->connect(o));
+    }
+    auto* raw = c.get();
+    return std::make_unique<mysql_driver>(std::move(c), raw, u.redacted());
+  } catch (...) {
+    try {
+      rethrow_classified("cannot connect to " + u.redacted());
+    } catch (const error& e) {
+      if (e.kind() == error_kind::schema_missing) throw;
+      throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dblock::detail::mysql_backend
+
+namespace dblock {
+
+database open_mysql(std::string_view url, const open_options& opts) {
+  auto u = parse_url(url);
+  if (u.kind != dialect::mysql || u.client != client_library::mysql)
+    throw invalid_argument("open_mysql needs a mysql:// URL, got scheme '" + u.scheme + "'");
+  auto first = detail::mysql_backend::connect(u, opts);
+  return database(std::make_shared<detail::backend>(std::move(first), [u, opts] {
+    return detail::mysql_backend::connect(u, opts);
+  }));
+}
+
+database attach(sql::Connection* conn) {
+  if (!conn) throw invalid_argument("attach(sql::Connection*): null connection");
+  return database(std::make_shared<detail::backend>(
+      std::make_unique<detail::mysql_backend::mysql_driver>(nullptr, conn, "attached Connector/C++ connection")));
+}
+
+}  // namespace dblock

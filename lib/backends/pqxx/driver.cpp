@@ -1,0 +1,159 @@
+// lib/backends/pqxx/driver.cpp — the libpqxx 6.4 driver (PostgreSQL): runs embedded
+// statements with exec_params (one round trip each), transactions with pqxx::work,
+// and the public open_pqxx()/attach(pqxx::connection&) entry points.
+#include <pqxx/pqxx>
+
+#include "core/backend.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/pqxx.hpp"
+#include "backends/pqxx/classify.hpp"
+
+namespace dblock::detail::pqxx_backend {
+namespace {
+
+class pqxx_driver final : public driver {
+ public:
+  pqxx_driver(std::unique_ptr<pqxx::connection> owned, pqxx::connection* conn, std::string desc)
+      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)) {}
+  ~pqxx_driver() override { rollback(); }
+
+  dialect kind() const noexcept override { return dialect::postgresql; }
+  client_library client() const noexcept override { return client_library::pqxx; }
+  placeholder_style style() const noexcept override { return placeholder_style::dollar; }
+  std::string describe() const override { return desc_; }
+
+  result run(const statement& st, std::span<const value> params) override {
+    if (static_cast<int>(params.size()) != st.param_count)
+      throw internal_error("statement " + st.name + " takes " + std::to_string(st.param_count) + " parameters, got " +
+                           std::to_string(params.size()));
+    std::vector<std::string> text(params.size());
+    std::vector<const char*> ptrs(params.size(), nullptr);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (auto* s = std::get_if<std::string>(&params[i])) {
+        ptrs[i] = s->c_str();
+      } else if (auto* n = std::get_if<std::int64_t>(&params[i])) {
+        text[i] = std::to_string(*n);
+        ptrs[i] = text[i].c_str();
+      }
+    }
+    ++round_trips_;
+    try {
+      pqxx::result r = tx_ ? tx_->exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs))
+                           : pqxx::nontransaction(*conn_).exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs));
+      return convert(r);
+    } catch (...) {
+      rethrow_classified(st.name);
+    }
+  }
+
+  void run_script(std::string_view sql) override {
+    ++round_trips_;
+    try {
+      if (tx_) tx_->exec(std::string(sql));
+      else pqxx::nontransaction(*conn_).exec(std::string(sql));
+    } catch (...) {
+      rethrow_classified("statement");
+    }
+  }
+
+  void begin() override {
+    if (tx_) throw internal_error("transaction already open");
+    ++round_trips_;
+    try {
+      tx_ = std::make_unique<pqxx::work>(*conn_);
+    } catch (...) {
+      rethrow_classified("BEGIN");
+    }
+  }
+
+  void commit() override {
+    if (!tx_) throw internal_error("COMMIT without a transaction");
+    auto tx = std::move(tx_);
+    ++round_trips_;
+    try {
+      tx->commit();
+    } catch (...) {
+      rethrow_classified("COMMIT", true);
+    }
+  }
+
+  void rollback() noexcept override {
+    if (!tx_) return;
+    auto tx = std::move(tx_);
+    ++round_trips_;
+    try {
+      tx->abort();
+    } catch (...) {
+      // Broken connection: the server rolls back by itself.
+    }
+  }
+
+  bool in_transaction() const noexcept override { return static_cast<bool>(tx_); }
+
+ private:
+  static result convert(const pqxx::result& r) {
+    result out;
+    out.affected = static_cast<std::int64_t>(r.affected_rows());
+    out.rows.reserve(r.size());
+    for (const auto& row : r) {
+      std::vector<cell> cells;
+      cells.reserve(row.size());
+      for (const auto& f : row) {
+        if (f.is_null()) cells.emplace_back(std::nullopt);
+        else cells.emplace_back(std::string(f.c_str(), f.size()));
+      }
+      out.rows.push_back(std::move(cells));
+    }
+    return out;
+  }
+
+  std::unique_ptr<pqxx::connection> owned_;
+  pqxx::connection* conn_;
+  std::unique_ptr<pqxx::work> tx_;
+  std::string desc_;
+};
+
+std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
+  // libpq reads connect_timeout from the URL; add ours unless the user set one.
+  std::string conninfo = u.original;
+  if (u.scheme == "soci+postgresql" || u.scheme == "soci+postgres") conninfo = conninfo.substr(5);
+  if (!u.options.count("connect_timeout"))
+    conninfo += (conninfo.find('?') == std::string::npos ? "?" : "&") +
+                std::string("connect_timeout=") + std::to_string(std::max<long long>(1, opts.connect_timeout.count()));
+  try {
+    auto c = std::make_unique<pqxx::connection>(conninfo);
+    auto* raw = c.get();
+    return std::make_unique<pqxx_driver>(std::move(c), raw, u.redacted());
+  } catch (...) {
+    try {
+      rethrow_classified("cannot connect to " + u.redacted());
+    } catch (const error& e) {
+      // Connecting failures are all "unreachable" to the caller (exit code 69),
+      // except a database that does not exist.
+      if (e.kind() == error_kind::schema_missing) throw;
+      throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dblock::detail::pqxx_backend
+
+namespace dblock {
+
+database open_pqxx(std::string_view url, const open_options& opts) {
+  auto u = parse_url(url);
+  if (u.kind != dialect::postgresql || (u.client != client_library::pqxx))
+    throw invalid_argument("open_pqxx needs a postgresql:// URL, got scheme '" + u.scheme + "'");
+  auto first = detail::pqxx_backend::connect(u, opts);
+  return database(std::make_shared<detail::backend>(std::move(first), [u, opts] {
+    return detail::pqxx_backend::connect(u, opts);
+  }));
+}
+
+database attach(pqxx::connection& conn) {
+  return database(std::make_shared<detail::backend>(
+      std::make_unique<detail::pqxx_backend::pqxx_driver>(nullptr, &conn, "attached pqxx connection")));
+}
+
+}  // namespace dblock

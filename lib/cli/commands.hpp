@@ -1,0 +1,42 @@
+// lib/cli/commands.hpp — the dblock command's subcommands, one function each; main.cpp
+// parses arguments (CLI11) and maps exceptions to the documented exit codes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dblock/database.hpp"
+
+namespace dblock::cli {
+
+// Exit codes (DESIGN, "The dblock command"; sysexits.h numbers).
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;       // the server refused something else
+inline constexpr int exit_usage = 64;        // bad usage or invalid input
+inline constexpr int exit_migration = 65;    // a migration failed or an applied one was edited
+inline constexpr int exit_unavailable = 69;  // database unreachable
+inline constexpr int exit_lock_lost = 74;    // lock lost while the command ran
+inline constexpr int exit_not_acquired = 75; // lock not acquired within --wait
+inline constexpr int exit_schema = 78;       // schema missing: run `dblock migrate`
+
+struct global_options {
+  std::optional<std::string> url;  // --url; else DBLOCK_URL; else the embedded SQLite default
+};
+
+// The URL to use and whether it is the embedded default (which migrates itself).
+struct resolved_url {
+  std::string url;
+  bool embedded_default = false;
+};
+[[nodiscard]] resolved_url resolve_url(const global_options& g);
+
+// Opens the database; the embedded SQLite default is migrated on first use.
+[[nodiscard]] database connect(const global_options& g);
+
+struct migrate_args {
+  std::optional<std::string> dir;
+  std::string scope = "app";
+};
+int run_migrate(const global_options& g, const migrate_args& a);
+
+}  // namespace dblock::cli

@@ -1,0 +1,111 @@
+// lib/core/backend.hpp — the internal seam between dblock's dialect-free logic and
+// the client libraries. Two layers:
+//   driver  — implemented once per client library in lib/backends/<lib>/driver.cpp:
+//             run one embedded statement with bound values, transactions, error
+//             classification, round-trip counting. Knows no dblock semantics.
+//   backend — the *operations* the primitives use (migration lock, history, ...),
+//             written once in lib/core over a driver and the dialect's sql/ files.
+// Primitives call backend operations only; they never see SQL.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/catalog.hpp"
+#include "dblock/database.hpp"
+#include "dblock/url.hpp"
+
+namespace dblock::detail {
+
+// A bound value. Strings are bound as text.
+using value = std::variant<std::nullptr_t, std::int64_t, std::string>;
+using cell = std::optional<std::string>;  // nullopt = SQL NULL; numbers as decimal text
+
+struct result {
+  std::vector<std::vector<cell>> rows;
+  std::int64_t affected = 0;  // rows matched by DML (CLIENT_FOUND_ROWS on MySQL)
+};
+
+class driver {
+ public:
+  virtual ~driver() = default;
+  [[nodiscard]] virtual dialect kind() const noexcept = 0;
+  [[nodiscard]] virtual client_library client() const noexcept = 0;
+  [[nodiscard]] virtual placeholder_style style() const noexcept = 0;
+  [[nodiscard]] virtual std::string describe() const = 0;
+
+  // One round trip. Failures are classified into dblock::error subclasses.
+  virtual result run(const statement& st, std::span<const value> params) = 0;
+  // One parameterless statement from a migration script (one round trip).
+  virtual void run_script(std::string_view sql) = 0;
+
+  virtual void begin() = 0;  // BEGIN (BEGIN IMMEDIATE on SQLite)
+  // COMMIT. A connection lost during commit throws commit_unknown, never returns.
+  virtual void commit() = 0;
+  virtual void rollback() noexcept = 0;
+  [[nodiscard]] virtual bool in_transaction() const noexcept = 0;
+
+  [[nodiscard]] std::uint64_t round_trips() const noexcept { return round_trips_; }
+
+ protected:
+  std::uint64_t round_trips_ = 0;
+};
+
+// A factory for more connections to the same place (used by sessions that need a
+// watchdog or LISTEN connection). Empty for attached connections.
+using driver_factory = std::function<std::unique_ptr<driver>()>;
+
+class backend {
+ public:
+  backend(std::unique_ptr<driver> d, driver_factory reopen = {});
+  ~backend();
+
+  [[nodiscard]] dialect kind() const noexcept { return kind_; }
+  [[nodiscard]] client_library client() const noexcept { return client_; }
+  [[nodiscard]] std::string describe() const;
+  [[nodiscard]] std::uint64_t round_trips() const noexcept;
+  [[nodiscard]] bool can_reopen() const noexcept { return static_cast<bool>(reopen_); }
+  // A new backend on a fresh connection to the same database (throws if attached).
+  [[nodiscard]] std::shared_ptr<backend> reopen() const;
+
+  // --- generic execution (used by the operations below and by tests) ----------
+  // Runs sql/<dialect>/<name>.sql with `params`, serialized with other callers.
+  result exec(std::string_view name, std::span<const value> params = {});
+  result exec(std::string_view name, std::initializer_list<value> params);
+  // Runs fn inside BEGIN ... COMMIT on this connection, holding the mutex; rolls
+  // back on exception. fn gets the same backend (calls are re-entrant inside).
+  void in_transaction(const std::function<void()>& fn);
+
+  // --- operations ----------------------------------------------------------------
+  void ping();
+  [[nodiscard]] bool schema_present();
+  // Session-scoped migration lock: advisory lock / GET_LOCK. On SQLite the whole run
+  // is one BEGIN IMMEDIATE transaction instead (see migrate.cpp).
+  [[nodiscard]] bool migration_lock(std::chrono::milliseconds wait);
+  void migration_unlock() noexcept;
+  void ensure_history_table();
+  [[nodiscard]] std::vector<migration_info> applied(const std::string& scope);
+  void record_migration(const migration_info& m);
+  void run_script(std::string_view sql);
+
+  [[nodiscard]] driver& raw() noexcept { return *driver_; }
+
+ private:
+  result exec_locked(std::string_view name, std::span<const value> params);
+
+  std::unique_ptr<driver> driver_;
+  driver_factory reopen_;
+  dialect kind_;
+  client_library client_;
+  mutable std::recursive_mutex mu_;
+};
+
+}  // namespace dblock::detail

@@ -1,0 +1,181 @@
+// lib/core/catalog.cpp — embedded SQL lookup, placeholder rewriting and script
+// splitting (see catalog.hpp). One small scanner serves both: it knows quotes,
+// comments and PostgreSQL dollar quotes, so a ';' or '$1' inside them is left alone.
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "core/catalog.hpp"
+#include "dblock/errors.hpp"
+
+namespace dblock::detail {
+
+std::string_view dialect_dir(dialect d) noexcept {
+  switch (d) {
+    case dialect::postgresql: return "postgresql";
+    case dialect::mysql: return "mysql";
+    case dialect::sqlite: return "sqlite";
+  }
+  return "";
+}
+
+const char* find_embedded(std::string_view path) noexcept {
+  for (std::size_t i = 0; i < embedded_file_count; ++i)
+    if (path == embedded_files[i].path) return embedded_files[i].text;
+  return nullptr;
+}
+
+namespace {
+
+// Calls on_code(i) for each character outside quotes/comments; returns via callbacks.
+// Skipped regions are passed to on_skip(begin, end) so callers can copy them verbatim.
+template <typename Code, typename Skip>
+void scan(std::string_view s, Code on_code, Skip on_skip) {
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    char c = s[i];
+    std::size_t start = i;
+    if (c == '\'' || c == '"' || c == '`') {
+      ++i;
+      while (i < n) {
+        if (s[i] == c) {
+          if (i + 1 < n && s[i + 1] == c) {  // doubled quote inside the literal
+            i += 2;
+            continue;
+          }
+          break;
+        }
+        if (s[i] == '\\' && c == '\'' && i + 1 < n) ++i;  // MySQL-style escape; harmless elsewhere
+        ++i;
+      }
+      i = i < n ? i + 1 : n;
+      on_skip(start, i);
+    } else if (c == '-' && i + 1 < n && s[i + 1] == '-') {
+      while (i < n && s[i] != '\n') ++i;
+      on_skip(start, i);
+    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+      auto end = s.find("*/", i + 2);
+      i = end == std::string_view::npos ? n : end + 2;
+      on_skip(start, i);
+    } else if (c == '$' && i + 1 < n && !std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      // Possible dollar quote $tag$ ... $tag$
+      std::size_t j = i + 1;
+      while (j < n && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+      if (j < n && s[j] == '$') {
+        std::string_view tag = s.substr(i, j - i + 1);
+        auto end = s.find(tag, j + 1);
+        i = end == std::string_view::npos ? n : end + tag.size();
+        on_skip(start, i);
+      } else {
+        on_code(i);
+        ++i;
+      }
+    } else {
+      on_code(i);
+      ++i;
+    }
+  }
+}
+
+// SQLite's CREATE TRIGGER ... BEGIN stmt; stmt; END has inner semicolons: a ';'
+// ends such a statement only right after the word END.
+bool inside_trigger_body(const std::string& cur) {
+  std::string head;
+  for (char c : cur) {
+    if (head.size() >= 40) break;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!head.empty() && head.back() != ' ') head += ' ';
+    } else {
+      head += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!(head.starts_with("CREATE TRIGGER") || head.starts_with("CREATE TEMP TRIGGER") ||
+        head.starts_with("CREATE TEMPORARY TRIGGER")))
+    return false;
+  auto e = cur.find_last_not_of(" \t\r\n");
+  if (e == std::string::npos || e < 2) return true;
+  std::string tail = cur.substr(e - 2, 3);
+  for (auto& c : tail) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  bool word_start = e < 3 || !(std::isalnum(static_cast<unsigned char>(cur[e - 3])) || cur[e - 3] == '_');
+  return !(tail == "END" && word_start);
+}
+
+}  // namespace
+
+statement rewrite_placeholders(std::string_view name, std::string_view sql, placeholder_style style) {
+  statement st;
+  st.name = std::string(name);
+  std::size_t skip_to = 0;  // code positions consumed by a placeholder we already handled
+  scan(
+      sql,
+      [&](std::size_t i) {
+        if (i < skip_to) return;
+        if (sql[i] == '$' && i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+          std::size_t j = i + 1;
+          int num = 0;
+          while (j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j]))) num = num * 10 + (sql[j++] - '0');
+          skip_to = j;
+          st.order.push_back(num - 1);
+          if (num > st.param_count) st.param_count = num;
+          switch (style) {
+            case placeholder_style::dollar: st.text.append(sql.substr(i, j - i)); break;
+            case placeholder_style::question: st.text += '?'; break;
+            case placeholder_style::named: st.text += ":a" + std::to_string(st.order.size()); break;
+          }
+          return;
+        }
+        st.text += sql[i];
+      },
+      [&](std::size_t b, std::size_t e) { st.text.append(sql.substr(b, e - b)); });
+  return st;
+}
+
+std::vector<std::string> split_statements(std::string_view script) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool has_code = false;
+  auto flush = [&] {
+    if (has_code) {
+      auto b = cur.find_first_not_of(" \t\r\n");
+      auto e = cur.find_last_not_of(" \t\r\n");
+      out.push_back(cur.substr(b, e - b + 1));
+    }
+    cur.clear();
+    has_code = false;
+  };
+  scan(
+      script,
+      [&](std::size_t i) {
+        char c = script[i];
+        if (c == ';' && !inside_trigger_body(cur)) {
+          flush();
+          return;
+        }
+        if (!std::isspace(static_cast<unsigned char>(c))) has_code = true;
+        cur += c;
+      },
+      [&](std::size_t b, std::size_t e) {
+        auto piece = script.substr(b, e - b);
+        // Literals and dollar quotes are code; comments are not.
+        if (!(piece.starts_with("--") || piece.starts_with("/*"))) has_code = true;
+        cur.append(piece);
+      });
+  flush();
+  return out;
+}
+
+const statement& get_statement(dialect d, placeholder_style style, std::string_view name) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, std::string>, statement, std::less<>> cache;
+  std::lock_guard lock(mu);
+  auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(style), std::string(name));
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  std::string path = "sql/" + std::string(dialect_dir(d)) + "/" + std::string(name) + ".sql";
+  const char* text = find_embedded(path);
+  if (!text) throw internal_error("no embedded statement " + path);
+  return cache.emplace(key, rewrite_placeholders(name, text, style)).first->second;
+}
+
+}  // namespace dblock::detail

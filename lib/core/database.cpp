@@ -1,0 +1,176 @@
+// lib/core/database.cpp — the backend operations (backend.hpp) written once over a
+// driver, and the public dblock::database handle that forwards to them.
+#include <random>
+#include <thread>
+
+#include "core/backend.hpp"
+#include "core/crypto.hpp"
+#include "dblock/errors.hpp"
+
+namespace dblock::detail {
+
+backend::backend(std::unique_ptr<driver> d, driver_factory reopen)
+    : driver_(std::move(d)), reopen_(std::move(reopen)), kind_(driver_->kind()), client_(driver_->client()) {}
+
+backend::~backend() = default;
+
+std::string backend::describe() const { return driver_->describe(); }
+
+std::uint64_t backend::round_trips() const noexcept {
+  std::lock_guard lock(mu_);
+  return driver_->round_trips();
+}
+
+std::shared_ptr<backend> backend::reopen() const {
+  if (!reopen_) throw invalid_argument("this database wraps an attached connection; dblock cannot open another one");
+  return std::make_shared<backend>(reopen_(), reopen_);
+}
+
+result backend::exec_locked(std::string_view name, std::span<const value> params) {
+  const statement& st = get_statement(kind_, driver_->style(), name);
+  return driver_->run(st, params);
+}
+
+result backend::exec(std::string_view name, std::span<const value> params) {
+  std::lock_guard lock(mu_);
+  return exec_locked(name, params);
+}
+
+result backend::exec(std::string_view name, std::initializer_list<value> params) {
+  return exec(name, std::span<const value>(params.begin(), params.size()));
+}
+
+void backend::in_transaction(const std::function<void()>& fn) {
+  std::lock_guard lock(mu_);
+  if (driver_->in_transaction()) throw internal_error("nested transaction on one dblock connection");
+  driver_->begin();
+  try {
+    fn();
+  } catch (...) {
+    driver_->rollback();
+    throw;
+  }
+  driver_->commit();
+}
+
+void backend::ping() { exec("ping"); }
+
+void backend::run_script(std::string_view sql) {
+  std::lock_guard lock(mu_);
+  driver_->run_script(sql);
+}
+
+bool backend::schema_present() {
+  auto r = exec("history_present");
+  if (r.rows.empty() || !r.rows[0][0] || *r.rows[0][0] == "0") return false;
+  auto have = applied("dblock");
+  std::size_t want = 0;
+  std::string prefix = "migrations/" + std::string(dialect_dir(kind_)) + "/";
+  for (std::size_t i = 0; i < embedded_file_count; ++i)
+    if (std::string_view(embedded_files[i].path).starts_with(prefix)) ++want;
+  return have.size() >= want;
+}
+
+namespace {
+constexpr std::string_view migration_lock_name = "dblock:migrate";
+}
+
+bool backend::migration_lock(std::chrono::milliseconds wait) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + wait;
+  switch (kind_) {
+    case dialect::sqlite:
+      return true;  // the run is one BEGIN IMMEDIATE transaction (migrate.cpp)
+    case dialect::mysql: {
+      // GET_LOCK waits server-side; whole seconds, at least 1 so a short wait still waits.
+      auto secs = std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::seconds>(wait).count());
+      auto r = exec("session_lock_wait", {std::string(migration_lock_name), secs});
+      return !r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1";
+    }
+    case dialect::postgresql: {
+      // pg_advisory_lock has no timeout of its own: poll the try variant with jitter.
+      std::mt19937 rng(std::random_device{}());
+      const std::int64_t key = sha256_int64(migration_lock_name);
+      for (int attempt = 0;; ++attempt) {
+        auto r = exec("session_try_lock", {key});
+        if (!r.rows.empty() && r.rows[0][0] && (*r.rows[0][0] == "t" || *r.rows[0][0] == "1")) return true;
+        if (clock::now() >= deadline) return false;
+        int cap = std::min(200, 10 << std::min(attempt, 4));
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng)));
+      }
+    }
+  }
+  return false;
+}
+
+void backend::migration_unlock() noexcept {
+  try {
+    switch (kind_) {
+      case dialect::sqlite: break;
+      case dialect::mysql: exec("session_unlock", {std::string(migration_lock_name)}); break;
+      case dialect::postgresql: exec("session_unlock", {sha256_int64(migration_lock_name)}); break;
+    }
+  } catch (...) {
+    // The server releases session locks when the connection ends; nothing to add here.
+  }
+}
+
+void backend::ensure_history_table() {
+  auto r = exec("history_present");
+  if (!r.rows.empty() && r.rows[0][0] && *r.rows[0][0] != "0") return;
+  // The history table is the runner's bootstrap, so it lives in sql/ not migrations/.
+  for (const auto& s : split_statements(find_embedded(
+           ("sql/" + std::string(dialect_dir(kind_)) + "/history_create.sql").c_str())))
+    run_script(s);
+}
+
+std::vector<migration_info> backend::applied(const std::string& scope) {
+  std::vector<migration_info> out;
+  for (auto& row : exec("history_list", {scope}).rows) {
+    migration_info m;
+    m.scope = scope;
+    m.version = std::stoi(row.at(0).value_or("0"));
+    m.name = row.at(1).value_or("");
+    m.checksum = row.at(2).value_or("");
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+void backend::record_migration(const migration_info& m) {
+  exec("history_insert", {m.scope, static_cast<std::int64_t>(m.version), m.name, m.checksum});
+}
+
+}  // namespace dblock::detail
+
+namespace dblock {
+
+database::database(std::shared_ptr<detail::backend> b) : b_(std::move(b)) {
+  if (!b_) throw invalid_argument("dblock::database needs a backend");
+}
+database::~database() = default;
+
+dialect database::kind() const noexcept { return b_->kind(); }
+client_library database::client() const noexcept { return b_->client(); }
+std::string database::describe() const { return b_->describe(); }
+std::uint64_t database::round_trips() const noexcept { return b_->round_trips(); }
+void database::ping() { b_->ping(); }
+
+void database::require_schema() {
+  bool ok = false;
+  try {
+    ok = b_->schema_present();
+  } catch (const schema_missing&) {
+    ok = false;
+  }
+  if (!ok)
+    throw schema_missing("dblock schema is missing or incomplete in " + describe() + "; run `dblock migrate`");
+}
+
+std::vector<migration_info> database::applied_migrations(const std::string& scope) {
+  auto r = b_->exec("history_present");
+  if (r.rows.empty() || !r.rows[0][0] || *r.rows[0][0] == "0") return {};
+  return b_->applied(scope);
+}
+
+}  // namespace dblock

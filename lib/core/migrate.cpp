@@ -1,0 +1,165 @@
+// lib/core/migrate.cpp — the migration runner: dblock's own embedded schema
+// (migrations/<dialect>/NNNN_name.sql, scope "dblock") and a user's folder (own scope).
+// Serialization across processes: PostgreSQL advisory lock / MySQL GET_LOCK held for
+// the whole run; SQLite runs everything in one BEGIN IMMEDIATE transaction.
+// Each migration is recorded with a SHA-256 of its bytes; an edited, already-applied
+// file is refused. MySQL DDL commits implicitly: a failure stops the run, names the
+// file and statement, and the migration is not recorded.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "core/backend.hpp"
+#include "core/crypto.hpp"
+#include "dblock/errors.hpp"
+
+namespace dblock {
+
+namespace {
+
+struct migration_file {
+  migration_info info;
+  std::string text;
+};
+
+const std::regex& file_pattern() {
+  static const std::regex re(R"(^([0-9]{1,9})_([A-Za-z0-9_\-]+)\.sql$)");
+  return re;
+}
+
+void add_file(std::vector<migration_file>& out, const std::string& scope, const std::string& filename,
+              const std::string& display, std::string text) {
+  std::smatch m;
+  if (!std::regex_match(filename, m, file_pattern()))
+    throw invalid_argument("migration file name '" + display + "' does not match NNNN_name.sql");
+  migration_file f;
+  f.info.scope = scope;
+  f.info.version = std::stoi(m[1].str());
+  f.info.name = m[2].str();
+  f.info.file = display;
+  f.info.checksum = detail::sha256_hex(text);
+  f.text = std::move(text);
+  for (const auto& other : out)
+    if (other.info.version == f.info.version)
+      throw invalid_argument("migrations '" + other.info.file + "' and '" + display + "' share version " +
+                             std::to_string(f.info.version));
+  out.push_back(std::move(f));
+}
+
+std::vector<migration_file> embedded_migrations(dialect d) {
+  std::vector<migration_file> out;
+  std::string prefix = "migrations/" + std::string(detail::dialect_dir(d)) + "/";
+  for (std::size_t i = 0; i < detail::embedded_file_count; ++i) {
+    std::string_view path = detail::embedded_files[i].path;
+    if (!path.starts_with(prefix)) continue;
+    add_file(out, "dblock", std::string(path.substr(prefix.size())), std::string(path), detail::embedded_files[i].text);
+  }
+  return out;
+}
+
+std::vector<migration_file> folder_migrations(const std::filesystem::path& dir, const std::string& scope, dialect d) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw invalid_argument("migration directory '" + dir.string() + "' does not exist");
+  fs::path use = dir;
+  if (fs::is_directory(dir / detail::dialect_dir(d), ec)) use = dir / detail::dialect_dir(d);
+  std::vector<migration_file> out;
+  for (const auto& entry : fs::directory_iterator(use)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".sql") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    if (!in) throw invalid_argument("cannot read migration file '" + entry.path().string() + "'");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    add_file(out, scope, entry.path().filename().string(), entry.path().string(), ss.str());
+  }
+  return out;
+}
+
+void check_scope(const std::string& scope) {
+  if (scope.empty() || scope.size() > 64)
+    throw invalid_argument("migration scope '" + scope + "' must be 1 to 64 bytes");
+}
+
+// Runs one file's statements; wraps failures with the file and statement.
+void apply_statements(detail::backend& b, const migration_file& f) {
+  auto stmts = detail::split_statements(f.text);
+  for (std::size_t i = 0; i < stmts.size(); ++i) {
+    try {
+      b.run_script(stmts[i]);
+    } catch (const error& e) {
+      if (e.kind() == error_kind::connection || e.kind() == error_kind::commit_unknown) throw;
+      std::string excerpt = stmts[i].substr(0, 120);
+      std::replace(excerpt.begin(), excerpt.end(), '\n', ' ');
+      throw migration_error("migration " + f.info.file + " failed at statement " + std::to_string(i + 1) + " (" +
+                                excerpt + (stmts[i].size() > 120 ? "..." : "") + "): " + e.what() +
+                                "; it was not recorded as applied",
+                            e.sqlstate(), e.vendor_code());
+    }
+  }
+}
+
+migrate_result run(detail::backend& b, std::vector<migration_file> files, const std::string& scope,
+                   const migrate_options& opts) {
+  std::sort(files.begin(), files.end(),
+            [](const migration_file& a, const migration_file& c) { return a.info.version < c.info.version; });
+  migrate_result res;
+  auto body = [&] {
+    b.ensure_history_table();
+    std::map<int, migration_info> done;
+    for (auto& m : b.applied(scope)) done[m.version] = m;
+    for (const auto& f : files) {
+      if (auto it = done.find(f.info.version); it != done.end()) {
+        if (it->second.checksum != f.info.checksum)
+          throw migration_error("migration " + f.info.file + " was edited after it was applied (recorded sha256 " +
+                                it->second.checksum.substr(0, 12) + "..., file now " +
+                                f.info.checksum.substr(0, 12) + "...); add a new migration instead");
+        ++res.already_applied;
+        continue;
+      }
+      if (b.kind() == dialect::postgresql) {
+        // Transactional DDL: the file and its history row commit together.
+        b.in_transaction([&] {
+          apply_statements(b, f);
+          b.record_migration(f.info);
+        });
+      } else {
+        apply_statements(b, f);  // SQLite: inside the run's transaction; MySQL: autocommitted DDL
+        b.record_migration(f.info);
+      }
+      res.applied.push_back(f.info);
+    }
+  };
+
+  if (b.kind() == dialect::sqlite) {
+    b.in_transaction(body);  // BEGIN IMMEDIATE: other migrators wait on the busy timeout
+    return res;
+  }
+  if (!b.migration_lock(opts.lock_wait))
+    throw timeout_error("another process has held the migration lock for more than " +
+                        std::to_string(opts.lock_wait.count()) + " ms in " + b.describe());
+  try {
+    body();
+  } catch (...) {
+    b.migration_unlock();
+    throw;
+  }
+  b.migration_unlock();
+  return res;
+}
+
+}  // namespace
+
+migrate_result database::migrate(const migrate_options& opts) {
+  return run(*b_, embedded_migrations(kind()), "dblock", opts);
+}
+
+migrate_result database::migrate_dir(const std::filesystem::path& dir, const std::string& scope,
+                                     const migrate_options& opts) {
+  check_scope(scope);
+  if (scope == "dblock") throw invalid_argument("migration scope 'dblock' is reserved for dblock's own schema");
+  return run(*b_, folder_migrations(dir, scope, kind()), scope, opts);
+}
+
+}  // namespace dblock

@@ -1,0 +1,194 @@
+// lib/core/url.cpp — connection URL parsing (include/dblock/url.hpp). Everything is
+// checked here, before any connection attempt; messages never contain the password.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "dblock/errors.hpp"
+#include "dblock/url.hpp"
+
+namespace dblock {
+
+const char* to_string(dialect d) noexcept {
+  switch (d) {
+    case dialect::postgresql: return "postgresql";
+    case dialect::mysql: return "mysql";
+    case dialect::sqlite: return "sqlite";
+  }
+  return "?";
+}
+
+const char* to_string(client_library c) noexcept {
+  switch (c) {
+    case client_library::pqxx: return "pqxx";
+    case client_library::mysql: return "mysql";
+    case client_library::soci: return "soci";
+  }
+  return "?";
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw invalid_argument("invalid URL: " + what); }
+
+std::string percent_decode(std::string_view s, const char* part) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    int v = 0;
+    if (i + 2 >= s.size()) bad(std::string("bad percent-encoding in ") + part);
+    auto [p, ec] = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+    if (ec != std::errc{} || p != s.data() + i + 3) bad(std::string("bad percent-encoding in ") + part);
+    out += static_cast<char>(v);
+    i += 2;
+  }
+  return out;
+}
+
+struct scheme_info {
+  std::string_view name;
+  dialect kind;
+  client_library client;
+};
+
+constexpr scheme_info schemes[] = {
+    {"postgresql", dialect::postgresql, client_library::pqxx},
+    {"postgres", dialect::postgresql, client_library::pqxx},
+    {"mysql", dialect::mysql, client_library::mysql},
+    {"mariadb", dialect::mysql, client_library::mysql},
+    {"sqlite", dialect::sqlite, client_library::soci},
+    {"soci+postgresql", dialect::postgresql, client_library::soci},
+    {"soci+postgres", dialect::postgresql, client_library::soci},
+    {"soci+mysql", dialect::mysql, client_library::soci},
+    {"soci+mariadb", dialect::mysql, client_library::soci},
+    {"soci+sqlite", dialect::sqlite, client_library::soci},
+};
+
+void parse_query(std::string_view q, connection_url& u) {
+  while (!q.empty()) {
+    auto amp = q.find('&');
+    auto pair = q.substr(0, amp);
+    q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    if (eq == std::string_view::npos || eq == 0) bad("option '" + std::string(pair) + "' is not key=value");
+    u.options[percent_decode(pair.substr(0, eq), "an option name")] =
+        percent_decode(pair.substr(eq + 1), "an option value");
+  }
+}
+
+}  // namespace
+
+connection_url parse_url(std::string_view url) {
+  connection_url u;
+  u.original = std::string(url);
+  if (url.empty()) bad("empty URL");
+  auto colon = url.find(':');
+  if (colon == std::string_view::npos || colon == 0) bad("missing scheme (expected e.g. postgresql://, mysql://, sqlite:)");
+  std::string scheme(url.substr(0, colon));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
+  const scheme_info* info = nullptr;
+  for (const auto& s : schemes)
+    if (s.name == scheme) info = &s;
+  if (!info)
+    bad("unknown scheme '" + scheme +
+        "' (known: postgresql, mysql, mariadb, sqlite, soci+postgresql, soci+mysql)");
+  u.scheme = scheme;
+  u.kind = info->kind;
+  u.client = info->client;
+  std::string_view rest = url.substr(colon + 1);
+
+  // Split off ?options first: they apply to every scheme.
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    parse_query(rest.substr(q + 1), u);
+    rest = rest.substr(0, q);
+  }
+
+  if (u.kind == dialect::sqlite) {
+    std::string_view path;
+    if (rest.starts_with("//")) {
+      // sqlite:///abs/path — the authority must be empty.
+      rest.remove_prefix(2);
+      if (!rest.starts_with("/"))
+        bad("sqlite URLs are sqlite:relative/path.db or sqlite:///absolute/path.db");
+      path = rest;
+    } else {
+      path = rest;
+    }
+    u.database = percent_decode(path, "the SQLite path");
+    if (u.database.empty() || u.database == "/") bad("missing database file path");
+    return u;
+  }
+
+  if (!rest.starts_with("//")) bad("expected '" + scheme + "://' followed by host and database");
+  rest.remove_prefix(2);
+  auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    auto c = userinfo.find(':');
+    u.user = percent_decode(userinfo.substr(0, c), "the user name");
+    if (c != std::string_view::npos) u.password = percent_decode(userinfo.substr(c + 1), "the password");
+  }
+
+  std::string_view hostpart = authority, portpart;
+  bool has_port = false;
+  if (authority.starts_with("[")) {  // [IPv6]:port
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) bad("unterminated '[' in host");
+    hostpart = authority.substr(1, close - 1);
+    auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') bad("unexpected text after ']' in host");
+      portpart = after.substr(1);
+      has_port = true;
+    }
+  } else if (auto c = authority.rfind(':'); c != std::string_view::npos) {
+    hostpart = authority.substr(0, c);
+    portpart = authority.substr(c + 1);
+    has_port = true;
+  }
+  u.host = percent_decode(hostpart, "the host");
+  if (u.host.empty() && u.kind == dialect::mysql) bad("missing host");
+  if (has_port) {
+    int port = 0;
+    auto [p, ec] = std::from_chars(portpart.data(), portpart.data() + portpart.size(), port);
+    if (portpart.empty() || ec != std::errc{} || p != portpart.data() + portpart.size() || port < 1 || port > 65535)
+      bad("bad port '" + std::string(portpart) + "' (expected 1-65535)");
+    u.port = port;
+  }
+  if (path.find('/') != std::string_view::npos) bad("database name '" + std::string(path) + "' contains '/'");
+  u.database = percent_decode(path, "the database name");
+  if (u.database.empty()) bad("missing database name (expected " + scheme + "://host/DATABASE)");
+  return u;
+}
+
+std::string connection_url::redacted() const { return redact_url(original); }
+
+std::string redact_url(std::string_view url) noexcept {
+  try {
+    std::string out(url);
+    auto sep = out.find("://");
+    if (sep == std::string::npos) return out;
+    auto start = sep + 3;
+    auto end = out.find_first_of("/?", start);
+    if (end == std::string::npos) end = out.size();
+    auto at = out.rfind('@', end);
+    if (at == std::string::npos || at < start) return out;
+    auto colon = out.find(':', start);
+    if (colon == std::string::npos || colon > at) return out;
+    out.replace(colon + 1, at - colon - 1, "***");
+    return out;
+  } catch (...) {
+    return "<url>";
+  }
+}
+
+}  // namespace dblock

@@ -1,0 +1,117 @@
+// lib/core/util.cpp — durations, identifier validation/quoting (dblock/util.hpp) and
+// the OpenSSL helpers of crypto.hpp.
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <charconv>
+#include <cstring>
+
+#include "core/crypto.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/util.hpp"
+
+namespace dblock {
+
+std::chrono::milliseconds parse_duration(std::string_view text) {
+  auto fail = [&]() -> std::chrono::milliseconds {
+    throw invalid_argument("invalid duration '" + std::string(text) +
+                           "' (expected e.g. 250ms, 30s, 5m, 1h; a bare number is seconds)");
+  };
+  if (text.empty()) return fail();
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || p == text.data() || v < 0) return fail();
+  std::string_view unit(p, text.data() + text.size() - p);
+  double ms = 0;
+  if (unit.empty() || unit == "s") ms = v * 1000;
+  else if (unit == "ms") ms = v;
+  else if (unit == "m") ms = v * 60'000;
+  else if (unit == "h") ms = v * 3'600'000;
+  else return fail();
+  if (ms > 1e12) return fail();
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms + 0.5));
+}
+
+namespace {
+bool is_plain_identifier(std::string_view s) noexcept {
+  if (s.empty() || s.size() > 63) return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!alpha(s[0])) return false;
+  for (char c : s)
+    if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
+}
+}  // namespace
+
+bool is_valid_identifier(std::string_view name) noexcept {
+  auto dot = name.find('.');
+  if (dot == std::string_view::npos) return is_plain_identifier(name);
+  return is_plain_identifier(name.substr(0, dot)) && is_plain_identifier(name.substr(dot + 1));
+}
+
+std::string quote_identifier(std::string_view name, dialect d) {
+  if (!is_valid_identifier(name))
+    throw invalid_argument("invalid identifier '" + std::string(name) +
+                           "' (expected [A-Za-z_][A-Za-z0-9_]*, at most 63 characters, optionally schema-qualified)");
+  const char q = d == dialect::mysql ? '`' : '"';
+  std::string out;
+  auto part = [&](std::string_view p) {
+    out += q;
+    out += p;
+    out += q;
+  };
+  auto dot = name.find('.');
+  if (dot == std::string_view::npos) {
+    part(name);
+  } else {
+    part(name.substr(0, dot));
+    out += '.';
+    part(name.substr(dot + 1));
+  }
+  return out;
+}
+
+namespace detail {
+
+namespace {
+void sha256(std::string_view bytes, unsigned char out[32]) {
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) != 1 || len != 32)
+    throw internal_error("OpenSSL SHA-256 failed");
+}
+std::string to_hex(const unsigned char* p, std::size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s(n * 2, '0');
+  for (std::size_t i = 0; i < n; ++i) {
+    s[2 * i] = digits[p[i] >> 4];
+    s[2 * i + 1] = digits[p[i] & 15];
+  }
+  return s;
+}
+}  // namespace
+
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char d[32];
+  sha256(bytes, d);
+  return to_hex(d, 32);
+}
+
+std::int64_t sha256_int64(std::string_view bytes) {
+  unsigned char d[32];
+  sha256(bytes, d);
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | d[i];
+  std::int64_t r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
+    throw internal_error("OpenSSL RAND_bytes failed");
+  return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+}
+
+}  // namespace detail
+}  // namespace dblock

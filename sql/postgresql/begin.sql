@@ -1,0 +1,2 @@
+-- Opens a transaction (SOCI backend; libpqxx uses pqxx::work).
+BEGIN

@@ -1,0 +1,2 @@
+-- Commits the open transaction.
+COMMIT

@@ -1,0 +1,2 @@
+-- Liveness check.
+SELECT 1
