@@ -5,6 +5,7 @@
 #include "dblock/database.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/open.hpp"
+#include "dblock/transaction.hpp"
 #include "dblock/url.hpp"
 #include "dblock/util.hpp"
 #include "dblock/version.hpp"

@@ -5,6 +5,7 @@
 #include <cppconn/connection.h>
 
 #include "dblock/open.hpp"
+#include "dblock/transaction.hpp"
 
 namespace dblock {
 
@@ -14,5 +15,10 @@ namespace dblock {
 // Its schema must be set. dblock commits with a COMMIT statement, never with
 // Connection::commit(), which in 1.1.12 reports success on a dead connection.
 [[nodiscard]] database attach(sql::Connection* conn);
+
+// The caller's connection, inside a transaction the caller began (START TRANSACTION or
+// setAutoCommit(false)), as a dblock transaction_ref. dblock never commits it. Each
+// call prepares its statements anew (one extra round trip per statement kind).
+[[nodiscard]] transaction_ref within(sql::Connection* conn);
 
 }  // namespace dblock

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 
 #include "dblock/open.hpp"
+#include "dblock/transaction.hpp"
 
 namespace dblock {
 
@@ -12,5 +14,9 @@ namespace dblock {
 // Works on a connection you hold; it must outlive the returned database and every
 // object made from it, and must not be used by another thread meanwhile.
 [[nodiscard]] database attach(pqxx::connection& conn);
+
+// The caller's open transaction (pqxx::work, ...) as a dblock transaction_ref: dblock
+// statements run inside it and commit or roll back with it. It must outlive the ref.
+[[nodiscard]] transaction_ref within(pqxx::transaction_base& tx);
 
 }  // namespace dblock

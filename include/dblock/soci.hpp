@@ -5,6 +5,7 @@
 #include <soci/session.h>
 
 #include "dblock/open.hpp"
+#include "dblock/transaction.hpp"
 
 namespace dblock {
 
@@ -13,5 +14,9 @@ namespace dblock {
 // Works on a session you hold (it must outlive the database). The dialect is read
 // from the session's backend name ("sqlite3", "postgresql", "mysql").
 [[nodiscard]] database attach(soci::session& sess);
+
+// The caller's session, inside a transaction the caller began (for SQLite begin with
+// BEGIN IMMEDIATE, not soci::transaction's deferred BEGIN), as a dblock transaction_ref.
+[[nodiscard]] transaction_ref within(soci::session& sess);
 
 }  // namespace dblock

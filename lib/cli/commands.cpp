@@ -22,20 +22,4 @@ database connect(const global_options& g) {
   return db;
 }
 
-int run_migrate(const global_options& g, const migrate_args& a) {
-  auto db = open(resolve_url(g).url);
-  auto own = db.migrate();
-  for (const auto& m : own.applied) std::cout << "applied " << m.scope << " " << m.file << "\n";
-  std::size_t total_new = own.applied.size(), total_old = own.already_applied;
-  if (a.dir) {
-    auto user = db.migrate_dir(*a.dir, a.scope);
-    for (const auto& m : user.applied) std::cout << "applied " << m.scope << " " << m.file << "\n";
-    total_new += user.applied.size();
-    total_old += user.already_applied;
-  }
-  std::cout << "migrations: " << total_new << " applied, " << total_old << " already applied (" << db.describe()
-            << ")\n";
-  return exit_ok;
-}
-
 }  // namespace dblock::cli

@@ -2,8 +2,12 @@
 // parses arguments (CLI11) and maps exceptions to the documented exit codes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "dblock/database.hpp"
 
@@ -33,10 +37,13 @@ struct resolved_url {
 // Opens the database; the embedded SQLite default is migrated on first use.
 [[nodiscard]] database connect(const global_options& g);
 
-struct migrate_args {
-  std::optional<std::string> dir;
-  std::string scope = "app";
+// Each feature file adds its subcommands here: add_<feature>_commands(app, g, reg)
+// registers CLI11 subcommands and the action main() runs when one was parsed.
+struct command_registry {
+  std::vector<std::pair<CLI::App*, std::function<int()>>> entries;
+  void add(CLI::App* sub, std::function<int()> run) { entries.emplace_back(sub, std::move(run)); }
 };
-int run_migrate(const global_options& g, const migrate_args& a);
+
+void add_migrate_commands(CLI::App& app, global_options& g, command_registry& reg);  // migrate.cpp
 
 }  // namespace dblock::cli

@@ -46,10 +46,9 @@ int main(int argc, char** argv) {
                  "Database URL: postgresql://, mysql://, sqlite:PATH, soci+postgresql://, soci+mysql:// "
                  "(default: $DBLOCK_URL, else sqlite:dblock.db)");
 
-  cli::migrate_args ma;
-  auto* migrate = app.add_subcommand("migrate", "Apply dblock's schema, then the migrations in --dir");
-  migrate->add_option("--dir", ma.dir, "A folder of NNNN_name.sql migrations of your own")->check(CLI::ExistingDirectory);
-  migrate->add_option("--scope", ma.scope, "History scope for --dir migrations")->capture_default_str();
+  // One line per feature file (lib/cli/<feature>.cpp).
+  cli::command_registry reg;
+  cli::add_migrate_commands(app, g, reg);
 
   try {
     app.parse(argc, argv);
@@ -64,7 +63,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (migrate->parsed()) return cli::run_migrate(g, ma);
+    for (auto& [sub, run] : reg.entries)
+      if (sub->parsed()) return run();
     return report("no command given (see dblock --help)", cli::exit_usage);
   } catch (const dblock::error& e) {
     return report(e.what(), exit_code_for(e));

@@ -42,8 +42,9 @@ void ensure_thread_init() {
 
 class mysql_driver final : public driver {
  public:
-  mysql_driver(std::unique_ptr<sql::Connection> owned, sql::Connection* conn, std::string desc)
-      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)) {}
+  mysql_driver(std::unique_ptr<sql::Connection> owned, sql::Connection* conn, std::string desc,
+               bool external_tx = false)
+      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)), external_tx_(external_tx) {}
   ~mysql_driver() override {
     rollback();
     prepared_.clear();
@@ -93,12 +94,13 @@ class mysql_driver final : public driver {
   void run_script(std::string_view sql) override { simple(sql, "statement", false); }
 
   void begin() override {
-    if (in_tx_) throw internal_error("transaction already open");
+    if (in_tx_ || external_tx_) throw internal_error("transaction already open");
     simple(find_embedded("sql/mysql/begin.sql"), "START TRANSACTION", false);
     in_tx_ = true;
   }
 
   void commit() override {
+    if (external_tx_) throw internal_error("dblock never commits the caller's transaction");
     if (!in_tx_) throw internal_error("COMMIT without a transaction");
     in_tx_ = false;
     simple(find_embedded("sql/mysql/commit.sql"), "COMMIT", true);
@@ -114,7 +116,7 @@ class mysql_driver final : public driver {
     }
   }
 
-  bool in_transaction() const noexcept override { return in_tx_; }
+  bool in_transaction() const noexcept override { return in_tx_ || external_tx_; }
 
  private:
   void simple(std::string_view sql, const char* context, bool during_commit) {
@@ -147,6 +149,7 @@ class mysql_driver final : public driver {
   std::string desc_;
   std::map<std::string, std::unique_ptr<sql::PreparedStatement>> prepared_;
   bool in_tx_ = false;
+  bool external_tx_ = false;  // the caller's transaction: never begun, committed or rolled back here
 };
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
@@ -198,6 +201,12 @@ database attach(sql::Connection* conn) {
   if (!conn) throw invalid_argument("attach(sql::Connection*): null connection");
   return database(std::make_shared<detail::backend>(
       std::make_unique<detail::mysql_backend::mysql_driver>(nullptr, conn, "attached Connector/C++ connection")));
+}
+
+transaction_ref within(sql::Connection* conn) {
+  if (!conn) throw invalid_argument("within(sql::Connection*): null connection");
+  return transaction_ref(std::make_shared<detail::backend>(std::make_unique<detail::mysql_backend::mysql_driver>(
+      nullptr, conn, "caller's Connector/C++ transaction", true)));
 }
 
 }  // namespace dblock

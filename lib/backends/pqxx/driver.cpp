@@ -15,6 +15,8 @@ class pqxx_driver final : public driver {
  public:
   pqxx_driver(std::unique_ptr<pqxx::connection> owned, pqxx::connection* conn, std::string desc)
       : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)) {}
+  // Runs inside the caller's transaction; never begins, commits or rolls it back.
+  explicit pqxx_driver(pqxx::transaction_base& ext) : conn_(nullptr), ext_(&ext), desc_("caller's pqxx transaction") {}
   ~pqxx_driver() override { rollback(); }
 
   dialect kind() const noexcept override { return dialect::postgresql; }
@@ -38,7 +40,8 @@ class pqxx_driver final : public driver {
     }
     ++round_trips_;
     try {
-      pqxx::result r = tx_ ? tx_->exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs))
+      pqxx::result r = ext_ ? ext_->exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs))
+                       : tx_ ? tx_->exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs))
                            : pqxx::nontransaction(*conn_).exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs));
       return convert(r);
     } catch (...) {
@@ -49,7 +52,8 @@ class pqxx_driver final : public driver {
   void run_script(std::string_view sql) override {
     ++round_trips_;
     try {
-      if (tx_) tx_->exec(std::string(sql));
+      if (ext_) ext_->exec(std::string(sql));
+      else if (tx_) tx_->exec(std::string(sql));
       else pqxx::nontransaction(*conn_).exec(std::string(sql));
     } catch (...) {
       rethrow_classified("statement");
@@ -57,7 +61,7 @@ class pqxx_driver final : public driver {
   }
 
   void begin() override {
-    if (tx_) throw internal_error("transaction already open");
+    if (tx_ || ext_) throw internal_error("transaction already open");
     ++round_trips_;
     try {
       tx_ = std::make_unique<pqxx::work>(*conn_);
@@ -67,6 +71,7 @@ class pqxx_driver final : public driver {
   }
 
   void commit() override {
+    if (ext_) throw internal_error("dblock never commits the caller's transaction");
     if (!tx_) throw internal_error("COMMIT without a transaction");
     auto tx = std::move(tx_);
     ++round_trips_;
@@ -88,7 +93,7 @@ class pqxx_driver final : public driver {
     }
   }
 
-  bool in_transaction() const noexcept override { return static_cast<bool>(tx_); }
+  bool in_transaction() const noexcept override { return tx_ || ext_; }
 
  private:
   static result convert(const pqxx::result& r) {
@@ -109,6 +114,7 @@ class pqxx_driver final : public driver {
 
   std::unique_ptr<pqxx::connection> owned_;
   pqxx::connection* conn_;
+  pqxx::transaction_base* ext_ = nullptr;
   std::unique_ptr<pqxx::work> tx_;
   std::string desc_;
 };
@@ -154,6 +160,11 @@ database open_pqxx(std::string_view url, const open_options& opts) {
 database attach(pqxx::connection& conn) {
   return database(std::make_shared<detail::backend>(
       std::make_unique<detail::pqxx_backend::pqxx_driver>(nullptr, &conn, "attached pqxx connection")));
+}
+
+transaction_ref within(pqxx::transaction_base& tx) {
+  return transaction_ref(
+      std::make_shared<detail::backend>(std::make_unique<detail::pqxx_backend::pqxx_driver>(tx)));
 }
 
 }  // namespace dblock

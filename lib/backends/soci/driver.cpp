@@ -59,8 +59,9 @@ std::string cell_text(const soci::row& r, std::size_t i) {
 
 class soci_driver final : public driver {
  public:
-  soci_driver(std::unique_ptr<soci::session> owned, soci::session* sess, dialect d, std::string desc)
-      : owned_(std::move(owned)), sess_(sess), kind_(d), desc_(std::move(desc)) {}
+  soci_driver(std::unique_ptr<soci::session> owned, soci::session* sess, dialect d, std::string desc,
+              bool external_tx = false)
+      : owned_(std::move(owned)), sess_(sess), kind_(d), desc_(std::move(desc)), external_tx_(external_tx) {}
   ~soci_driver() override { rollback(); }
 
   dialect kind() const noexcept override { return kind_; }
@@ -120,11 +121,12 @@ class soci_driver final : public driver {
   void run_script(std::string_view sql) override { simple(sql, "statement", false); }
 
   void begin() override {
-    if (in_tx_) throw internal_error("transaction already open");
+    if (in_tx_ || external_tx_) throw internal_error("transaction already open");
     simple(text("begin"), "BEGIN", false);
     in_tx_ = true;
   }
   void commit() override {
+    if (external_tx_) throw internal_error("dblock never commits the caller's transaction");
     if (!in_tx_) throw internal_error("COMMIT without a transaction");
     in_tx_ = false;
     simple(text("commit"), "COMMIT", true);
@@ -138,7 +140,7 @@ class soci_driver final : public driver {
       // A dead connection rolled back on the server already.
     }
   }
-  bool in_transaction() const noexcept override { return in_tx_; }
+  bool in_transaction() const noexcept override { return in_tx_ || external_tx_; }
 
   // SQLite connection set-up from sql/sqlite/connect.sql (WAL, synchronous, ...).
   void configure_sqlite() {
@@ -169,6 +171,7 @@ class soci_driver final : public driver {
   dialect kind_;
   std::string desc_;
   bool in_tx_ = false;
+  bool external_tx_ = false;  // the caller's transaction: never begun, committed or rolled back here
 };
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
@@ -236,15 +239,24 @@ database open_soci(std::string_view url, const open_options& opts) {
   }));
 }
 
-database attach(soci::session& sess) {
+namespace {
+dialect dialect_of(soci::session& sess) {
   const std::string name = sess.get_backend_name();
-  dialect d;
-  if (name == "sqlite3") d = dialect::sqlite;
-  else if (name == "postgresql") d = dialect::postgresql;
-  else if (name == "mysql") d = dialect::mysql;
-  else throw invalid_argument("attach(soci::session&): unsupported SOCI backend '" + name + "'");
+  if (name == "sqlite3") return dialect::sqlite;
+  if (name == "postgresql") return dialect::postgresql;
+  if (name == "mysql") return dialect::mysql;
+  throw invalid_argument("unsupported SOCI backend '" + name + "' (expected sqlite3, postgresql or mysql)");
+}
+}  // namespace
+
+database attach(soci::session& sess) {
   return database(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
-      nullptr, &sess, d, "attached SOCI " + name + " session")));
+      nullptr, &sess, dialect_of(sess), "attached SOCI " + sess.get_backend_name() + " session")));
+}
+
+transaction_ref within(soci::session& sess) {
+  return transaction_ref(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
+      nullptr, &sess, dialect_of(sess), "caller's SOCI " + sess.get_backend_name() + " transaction", true)));
 }
 
 }  // namespace dblock

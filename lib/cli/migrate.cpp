@@ -1,0 +1,41 @@
+// lib/cli/migrate.cpp — `dblock migrate [--dir DIR] [--scope NAME]`: dblock's own schema,
+// then the user's folder of NNNN_name.sql files under its own history scope.
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "dblock/open.hpp"
+
+namespace dblock::cli {
+
+namespace {
+struct migrate_args {
+  std::optional<std::string> dir;
+  std::string scope = "app";
+};
+
+int run_migrate(const global_options& g, const migrate_args& a) {
+  auto db = open(resolve_url(g).url);
+  auto own = db.migrate();
+  for (const auto& m : own.applied) std::cout << "applied " << m.scope << " " << m.file << "\n";
+  std::size_t total_new = own.applied.size(), total_old = own.already_applied;
+  if (a.dir) {
+    auto user = db.migrate_dir(*a.dir, a.scope);
+    for (const auto& m : user.applied) std::cout << "applied " << m.scope << " " << m.file << "\n";
+    total_new += user.applied.size();
+    total_old += user.already_applied;
+  }
+  std::cout << "migrations: " << total_new << " applied, " << total_old << " already applied (" << db.describe()
+            << ")\n";
+  return exit_ok;
+}
+}  // namespace
+
+void add_migrate_commands(CLI::App& app, global_options& g, command_registry& reg) {
+  auto args = std::make_shared<migrate_args>();
+  auto* sub = app.add_subcommand("migrate", "Apply dblock's schema, then the migrations in --dir");
+  sub->add_option("--dir", args->dir, "A folder of NNNN_name.sql migrations of your own")->check(CLI::ExistingDirectory);
+  sub->add_option("--scope", args->scope, "History scope for --dir migrations")->capture_default_str();
+  reg.add(sub, [&g, args] { return run_migrate(g, *args); });
+}
+
+}  // namespace dblock::cli
