@@ -80,6 +80,8 @@ class backend {
   // Runs sql/<dialect>/<name>.sql with `params`, serialized with other callers.
   result exec(std::string_view name, std::span<const value> params = {});
   result exec(std::string_view name, std::initializer_list<value> params);
+  // Runs a statement built by render_statement() (identifier slots filled).
+  result exec_statement(const statement& st, std::span<const value> params = {});
   // Runs fn inside BEGIN ... COMMIT on this connection, holding the mutex; rolls
   // back on exception. fn gets the same backend (calls are re-entrant inside).
   void in_transaction(const std::function<void()>& fn);

@@ -8,6 +8,7 @@
 
 #include "core/catalog.hpp"
 #include "dblock/errors.hpp"
+#include "dblock/util.hpp"
 
 namespace dblock::detail {
 
@@ -176,6 +177,26 @@ const statement& get_statement(dialect d, placeholder_style style, std::string_v
   const char* text = find_embedded(path);
   if (!text) throw internal_error("no embedded statement " + path);
   return cache.emplace(key, rewrite_placeholders(name, text, style)).first->second;
+}
+
+statement render_statement(dialect d, placeholder_style style, std::string_view name,
+                           const std::vector<std::pair<std::string, std::string>>& identifiers) {
+  std::string path = "sql/" + std::string(dialect_dir(d)) + "/" + std::string(name) + ".sql";
+  const char* raw = find_embedded(path);
+  if (!raw) throw internal_error("no embedded statement " + path);
+  std::string text = raw;
+  for (const auto& [slot, ident] : identifiers) {
+    const std::string marker = "{" + slot + "}";
+    const std::string quoted = quote_identifier(ident, d);  // validates first: nothing runs on bad input
+    for (auto pos = text.find(marker); pos != std::string::npos; pos = text.find(marker, pos + quoted.size()))
+      text.replace(pos, marker.size(), quoted);
+  }
+  if (auto open = text.find('{'); open != std::string::npos) {
+    auto close = text.find('}', open);
+    if (close != std::string::npos && close - open < 40 && is_valid_identifier(text.substr(open + 1, close - open - 1)))
+      throw internal_error("statement " + path + " has an unfilled slot " + text.substr(open, close - open + 1));
+  }
+  return rewrite_placeholders(name, text, style);
 }
 
 }  // namespace dblock::detail

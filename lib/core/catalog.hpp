@@ -45,6 +45,13 @@ struct statement {
 // Throws internal_error when the file does not exist.
 [[nodiscard]] const statement& get_statement(dialect d, placeholder_style style, std::string_view name);
 
+// A statement with identifier slots: sql/<dialect>/<name>.sql may contain {slot}
+// markers (e.g. {table}, {key}); each is replaced by the slot's identifier, validated
+// and quoted per dialect (dblock::quote_identifier). Values stay $n parameters.
+// Throws invalid_argument for a bad identifier, internal_error for an unfilled slot.
+[[nodiscard]] statement render_statement(dialect d, placeholder_style style, std::string_view name,
+                                         const std::vector<std::pair<std::string, std::string>>& identifiers);
+
 // Rewrites $n placeholders outside quotes and comments. Exposed for unit tests.
 [[nodiscard]] statement rewrite_placeholders(std::string_view name, std::string_view sql,
                                              placeholder_style style);

@@ -40,6 +40,11 @@ result backend::exec(std::string_view name, std::initializer_list<value> params)
   return exec(name, std::span<const value>(params.begin(), params.size()));
 }
 
+result backend::exec_statement(const statement& st, std::span<const value> params) {
+  std::lock_guard lock(mu_);
+  return driver_->run(st, params);
+}
+
 void backend::in_transaction(const std::function<void()>& fn) {
   std::lock_guard lock(mu_);
   if (driver_->in_transaction()) throw internal_error("nested transaction on one dblock connection");
