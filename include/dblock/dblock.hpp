@@ -4,6 +4,7 @@
 
 #include "dblock/database.hpp"
 #include "dblock/errors.hpp"
+#include "dblock/lock.hpp"
 #include "dblock/open.hpp"
 #include "dblock/transaction.hpp"
 #include "dblock/url.hpp"

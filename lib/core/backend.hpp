@@ -55,6 +55,13 @@ class driver {
 
   [[nodiscard]] std::uint64_t round_trips() const noexcept { return round_trips_; }
 
+  // LISTEN/NOTIFY, where the client library offers it (libpqxx). listen() subscribes
+  // this connection to a channel; await_notifications() blocks up to `timeout` and
+  // returns the payloads that arrived. Drivers without it return false / nothing.
+  [[nodiscard]] virtual bool can_listen() const noexcept { return false; }
+  virtual void listen(const std::string& /*channel*/) {}
+  virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/) { return {}; }
+
  protected:
   std::uint64_t round_trips_ = 0;
 };

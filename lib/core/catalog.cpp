@@ -129,7 +129,16 @@ statement rewrite_placeholders(std::string_view name, std::string_view sql, plac
         }
         st.text += sql[i];
       },
-      [&](std::size_t b, std::size_t e) { st.text.append(sql.substr(b, e - b)); });
+      [&](std::size_t b, std::size_t e) {
+        auto piece = sql.substr(b, e - b);
+        // SOCI's own placeholder scanners do not know SQL comments (a ':' in a comment
+        // becomes a phantom parameter on MySQL): send SOCI the statement without them.
+        if (style == placeholder_style::named && (piece.starts_with("--") || piece.starts_with("/*"))) {
+          st.text += ' ';
+          return;
+        }
+        st.text.append(piece);
+      });
   return st;
 }
 

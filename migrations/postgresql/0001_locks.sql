@@ -7,7 +7,7 @@ CREATE SEQUENCE IF NOT EXISTS dblock_fence_seq AS bigint START WITH 1 MINVALUE 1
 
 CREATE TABLE IF NOT EXISTS dblock_locks (
   name        text        NOT NULL PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 255),
-  owner       char(32)    NOT NULL,              -- random 128-bit session token, hex
+  owner       varchar(32) NOT NULL,              -- random 128-bit session token, hex
   holds       integer     NOT NULL CHECK (holds > 0),  -- reentrant count
   fence       bigint      NOT NULL,              -- fencing token of the current grant
   acquired_at timestamptz NOT NULL,

@@ -11,6 +11,16 @@
 namespace dblock::detail::pqxx_backend {
 namespace {
 
+class receiver final : public pqxx::notification_receiver {
+ public:
+  receiver(pqxx::connection_base& c, const std::string& channel, std::vector<std::string>& inbox)
+      : pqxx::notification_receiver(c, channel), inbox_(inbox) {}
+  void operator()(const std::string& payload, int /*backend_pid*/) override { inbox_.push_back(payload); }
+
+ private:
+  std::vector<std::string>& inbox_;
+};
+
 class pqxx_driver final : public driver {
  public:
   pqxx_driver(std::unique_ptr<pqxx::connection> owned, pqxx::connection* conn, std::string desc)
@@ -95,6 +105,31 @@ class pqxx_driver final : public driver {
 
   bool in_transaction() const noexcept override { return tx_ || ext_; }
 
+  bool can_listen() const noexcept override { return conn_ != nullptr; }
+
+  // libpqxx sends LISTEN "<channel>" itself when a receiver is registered, and again
+  // after it reconnects a broken connection.
+  void listen(const std::string& channel) override {
+    if (!conn_) throw internal_error("cannot LISTEN inside the caller's transaction");
+    try {
+      receivers_.push_back(std::make_unique<receiver>(*conn_, channel, inbox_));
+    } catch (...) {
+      rethrow_classified("LISTEN " + channel);
+    }
+  }
+
+  std::vector<std::string> await_notifications(std::chrono::milliseconds timeout) override {
+    try {
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+      conn_->await_notification(static_cast<long>(us / 1'000'000), static_cast<long>(us % 1'000'000));
+    } catch (...) {
+      rethrow_classified("waiting for notifications");
+    }
+    std::vector<std::string> out;
+    out.swap(inbox_);
+    return out;
+  }
+
  private:
   static result convert(const pqxx::result& r) {
     result out;
@@ -115,6 +150,8 @@ class pqxx_driver final : public driver {
   std::unique_ptr<pqxx::connection> owned_;
   pqxx::connection* conn_;
   pqxx::transaction_base* ext_ = nullptr;
+  std::vector<std::string> inbox_;
+  std::vector<std::unique_ptr<receiver>> receivers_;
   std::unique_ptr<pqxx::work> tx_;
   std::string desc_;
 };

@@ -160,7 +160,8 @@ class soci_driver final : public driver {
   void simple(std::string_view sql, const char* context, bool during_commit) {
     ++round_trips_;
     try {
-      sess_->once << std::string(sql);
+      // Without comments: SOCI scans the text for ':name' placeholders and knows no comments.
+      sess_->once << rewrite_placeholders(context, sql, placeholder_style::named).text;
     } catch (...) {
       rethrow_classified(context, during_commit);
     }

@@ -1,0 +1,145 @@
+// dblock/lock.hpp — lease locks (the heart of dblock): a unique-index lock table with
+// fencing tokens, re-entrant holds, one watchdog per session renewing every lock it
+// holds in one statement, and fast hand-off (in-process wake-up; LISTEN/NOTIFY on
+// PostgreSQL with libpqxx). The exact SQL per dialect is in sql/<dialect>/lock_*.sql
+// and in docs/locks.md.
+//
+// Who is the owner: a dblock::session. Every thread using the same session is the SAME
+// owner (like an etcd lease): a second acquire of a name the session holds re-enters it
+// (holds + 1, same fence), whichever thread asks. For mutual exclusion between threads
+// of one process, give each thread its own session, or set
+// session_options::scope = owner_scope::thread, which makes the holding thread the
+// owner: other threads of the session then wait or are refused like any other owner.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dblock/database.hpp"
+#include "dblock/transaction.hpp"
+
+namespace dblock {
+
+namespace detail {
+struct session_core;
+struct held_lock;
+}  // namespace detail
+
+// Why a lease was lost, for the callback and for lease::lost_reason().
+struct lost_lease {
+  std::string name;
+  std::int64_t fence = 0;
+  std::string reason;  // e.g. "the lock row is gone or belongs to another owner", "renewal failed until ..."
+};
+
+enum class owner_scope {
+  session,  // default: all threads of the session are one owner (re-entrant across threads)
+  thread,   // the acquiring thread is the owner; other threads of the session are refused/wait
+};
+
+struct session_options {
+  // Lease length of every lock of this session (server clock). Default 30 s; minimum 100 ms.
+  std::chrono::milliseconds ttl{30'000};
+  // Free text shown by `dblock locks`. Default: "<hostname>:<pid>".
+  std::string holder;
+  // Called once per lost lock, from the watchdog thread (keep it short, never throw).
+  std::function<void(const lost_lease&)> on_lost;
+  owner_scope scope = owner_scope::session;
+  // Renew every ttl / renew_divisor. Default 3 (TTL/3).
+  int renew_divisor = 3;
+  // PostgreSQL with libpqxx: one LISTEN connection per session wakes waiters on
+  // release. Polling with backoff stays as the safety net. Default on.
+  bool listen = true;
+  // Waiting: exponential backoff with full jitter from min_backoff, doubling up to
+  // max_backoff, never past the caller's deadline nor (much) past the holder's expiry.
+  std::chrono::milliseconds min_backoff{2};
+  std::chrono::milliseconds max_backoff{250};
+};
+
+// A row of the lock table, for `dblock locks` and for error messages.
+struct lock_info {
+  std::string name;
+  std::string holder;
+  int holds = 0;
+  std::int64_t fence = 0;
+  std::string expires_at;             // UTC, ISO 8601, from the server
+  std::chrono::milliseconds expires_in{0};  // negative = expired (by the server's clock)
+};
+
+class session;
+
+// One hold of a lease lock. RAII: the destructor releases (best effort, never throws).
+// Move-only. While is_held(), the lock is ours until at least now + remaining().
+class lease {
+ public:
+  lease(lease&&) noexcept;
+  lease& operator=(lease&&) noexcept;
+  lease(const lease&) = delete;
+  lease& operator=(const lease&) = delete;
+  ~lease();
+
+  [[nodiscard]] const std::string& name() const noexcept;
+  // The fencing token of this grant: strictly larger than every earlier grant of the name.
+  [[nodiscard]] std::int64_t fence() const noexcept;
+  // False once released, once the lease was reported lost, or once the local safety
+  // deadline (monotonic clock read before the last successful acquire/renew was sent,
+  // plus the TTL) has passed.
+  [[nodiscard]] bool is_held() const noexcept;
+  // Time left before the local safety deadline (zero when not held).
+  [[nodiscard]] std::chrono::milliseconds remaining() const noexcept;
+  // Why the lease was lost (empty while held or after a normal release).
+  [[nodiscard]] std::string lost_reason() const;
+
+  // Releases this hold (one round trip). Throws lock_lost when the lock was no longer
+  // ours (stolen after expiry, reaped, or reported lost); the hold is gone either way.
+  void release();
+  // Inside the caller's transaction on the same database: locks the lock row for share
+  // and throws lock_lost unless it is still ours with this fence and unexpired (server
+  // clock), so a business write in tx commits only while the lock provably holds.
+  void verify_in(transaction_ref tx) const;
+
+ private:
+  friend class session;
+  lease(std::shared_ptr<detail::session_core> core, std::shared_ptr<detail::held_lock> h);
+  std::shared_ptr<detail::session_core> core_;
+  std::shared_ptr<detail::held_lock> h_;
+};
+
+class session {
+ public:
+  // Uses db for acquire/release. When db was opened from a URL, the watchdog and the
+  // PostgreSQL listener get connections of their own; on an attached connection they
+  // share it (calls are serialized).
+  explicit session(database db, session_options opts = {});
+  ~session();  // stops the watchdog; leases still alive keep working until released
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  // One round trip (two on MySQL/MariaDB). Empty when another owner holds it live.
+  [[nodiscard]] std::optional<lease> try_acquire(std::string_view name);
+  // Waits up to `wait` (zero = one try). Throws timeout_error naming the current holder
+  // and its expiry when the wait runs out.
+  [[nodiscard]] lease acquire(std::string_view name, std::chrono::milliseconds wait);
+
+  [[nodiscard]] const std::string& owner() const noexcept;  // random 128-bit token, hex
+  [[nodiscard]] std::chrono::milliseconds ttl() const noexcept;
+  // The current holder of a name, if any row exists.
+  [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
+
+ private:
+  std::shared_ptr<detail::session_core> core_;
+};
+
+// Every row of the lock table (the `dblock locks` view).
+[[nodiscard]] std::vector<lock_info> list_locks(database& db);
+
+// Throws invalid_argument naming the problem: empty, over 255 bytes, or invalid UTF-8.
+void validate_lock_name(std::string_view name);
+
+}  // namespace dblock

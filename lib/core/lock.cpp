@@ -1,0 +1,437 @@
+// lib/core/lock.cpp — lease locks (dblock/lock.hpp): sessions, leases, the watchdog
+// that renews all of a session's locks in one statement, waiting with backoff + full
+// jitter, in-process hand-off and the PostgreSQL LISTEN connection. Table access goes
+// through lock_store (SQL in sql/<dialect>/lock_*.sql).
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "core/backend.hpp"
+#include "core/crypto.hpp"
+#include "core/lock_store.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/lock.hpp"
+
+namespace dblock {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+void validate_lock_name(std::string_view name) {
+  if (name.empty()) throw invalid_argument("lock name is empty");
+  if (name.size() > 255)
+    throw invalid_argument("lock name is " + std::to_string(name.size()) + " bytes long (at most 255)");
+  // UTF-8: reject bad lead/continuation bytes, overlong forms, surrogates and > U+10FFFF.
+  const auto* p = reinterpret_cast<const unsigned char*>(name.data());
+  const std::size_t n = name.size();
+  for (std::size_t i = 0; i < n;) {
+    unsigned c = p[i];
+    if (c == 0) throw invalid_argument("lock name contains a NUL byte at offset " + std::to_string(i));
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len != 0 && i + len <= n;
+    unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      ok = (p[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (ok) {
+      static const unsigned min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= min_cp[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (!ok) throw invalid_argument("lock name is not valid UTF-8 (bad byte at offset " + std::to_string(i) + ")");
+    i += len;
+  }
+}
+
+namespace detail {
+
+// Process-wide wake-ups: a release in this process (or a NOTIFY seen by any session's
+// listener) bumps the name's generation; waiters sleep on it instead of polling blind.
+class release_board {
+ public:
+  static release_board& get() {
+    static release_board b;
+    return b;
+  }
+  std::uint64_t generation(const std::string& name) {
+    std::lock_guard l(mu_);
+    return gen_[name];
+  }
+  void bump(const std::string& name) {
+    {
+      std::lock_guard l(mu_);
+      ++gen_[name];
+    }
+    cv_.notify_all();
+  }
+  void wait(const std::string& name, std::uint64_t seen, clock_type::time_point until) {
+    std::unique_lock l(mu_);
+    cv_.wait_until(l, until, [&] { return gen_[name] != seen; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, std::uint64_t> gen_;
+};
+
+struct held_lock {
+  std::string name;
+  std::int64_t fence = 0;
+  // Everything below is guarded by session_core::mu.
+  int local_holds = 0;
+  std::thread::id thread;
+  clock_type::time_point granted_at;
+  clock_type::time_point deadline;
+  bool lost = false;
+  std::string lost_reason;
+};
+
+struct session_core {
+  std::shared_ptr<backend> db;     // acquire / release / verify
+  std::shared_ptr<backend> watch;  // watchdog renewals (own connection when possible)
+  session_options opts;
+  std::string owner;
+  std::string holder;
+
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<held_lock>> held;
+
+  std::condition_variable wake;  // watchdog / listener stop
+  bool stopping = false;
+  std::thread watchdog;
+  std::thread listener;
+  bool listener_started = false;
+
+  // Marks h lost once; returns true when this call did it (caller fires the callback).
+  static bool mark_lost(held_lock& h, const std::string& reason) {
+    if (h.lost) return false;
+    h.lost = true;
+    h.lost_reason = reason;
+    return true;
+  }
+
+  void fire(const std::vector<lost_lease>& lost) {
+    if (!opts.on_lost) return;
+    for (const auto& l : lost) {
+      try {
+        opts.on_lost(l);
+      } catch (...) {
+        // A callback must not take the watchdog down.
+      }
+    }
+  }
+
+  void watchdog_loop() {
+    const auto period = std::max(milliseconds(10), opts.ttl / std::max(2, opts.renew_divisor));
+    auto next = period;
+    std::mt19937 rng(std::random_device{}());
+    int failures = 0;
+    for (;;) {
+      {
+        std::unique_lock l(mu);
+        if (wake.wait_for(l, next, [&] { return stopping; })) return;
+      }
+      std::vector<std::string> names;
+      {
+        std::lock_guard l(mu);
+        for (auto& [n, h] : held)
+          if (!h->lost) names.push_back(n);
+      }
+      next = period;
+      if (names.empty()) continue;
+      const auto t0 = clock_type::now();  // read BEFORE sending: the local deadline is conservative
+      std::vector<lost_lease> lost;
+      try {
+        auto still = lock_store::renew(*watch, owner, opts.ttl.count(), names.size(), names);
+        std::sort(still.begin(), still.end());
+        failures = 0;
+        std::lock_guard l(mu);
+        for (auto& [n, h] : held) {
+          if (h->lost || h->granted_at >= t0) continue;  // granted during the renewal: judged next time
+          if (std::binary_search(still.begin(), still.end(), n)) {
+            h->deadline = std::max(h->deadline, t0 + opts.ttl);
+          } else if (mark_lost(*h, "the lock row is gone or belongs to another owner (expired, taken over or deleted)")) {
+            lost.push_back({n, h->fence, h->lost_reason});
+          }
+        }
+      } catch (const std::exception& e) {
+        // Keep trying within the lease: sooner, with jitter; give up per lock at its deadline.
+        ++failures;
+        const auto now = clock_type::now();
+        std::lock_guard l(mu);
+        for (auto& [n, h] : held) {
+          if (!h->lost && now >= h->deadline &&
+              mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
+            lost.push_back({n, h->fence, h->lost_reason});
+        }
+        auto cap = std::min<long long>(period.count(), 50LL << std::min(failures, 6));
+        next = milliseconds(std::uniform_int_distribution<long long>(cap / 2, cap)(rng));
+      }
+      fire(lost);
+    }
+  }
+
+  void listener_loop(std::shared_ptr<backend> conn) {
+    auto& board = release_board::get();
+    bool subscribed = false;
+    for (;;) {
+      {
+        std::lock_guard l(mu);
+        if (stopping) return;
+      }
+      try {
+        if (!subscribed) {
+          conn->raw().listen("dblock_release");
+          subscribed = true;
+        }
+        for (auto& name : conn->raw().await_notifications(milliseconds(200))) board.bump(name);
+      } catch (const std::exception&) {
+        // Lost the listening connection: libpqxx reconnects and re-LISTENs on next use;
+        // meanwhile waiters keep polling. Back off briefly.
+        std::unique_lock l(mu);
+        if (wake.wait_for(l, milliseconds(500), [&] { return stopping; })) return;
+      }
+    }
+  }
+
+  void ensure_listener() {
+    if (!opts.listen || db->kind() != dialect::postgresql || !db->can_reopen()) return;
+    std::lock_guard l(mu);
+    if (listener_started || stopping) return;
+    listener_started = true;
+    try {
+      auto conn = db->reopen();
+      if (!conn->raw().can_listen()) return;
+      listener = std::thread([this, conn] { listener_loop(conn); });
+    } catch (const std::exception&) {
+      // No listener: waiting falls back to polling with backoff.
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard l(mu);
+      stopping = true;
+    }
+    wake.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+    if (listener.joinable()) listener.join();
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+std::string default_holder() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+std::string describe_holder(const std::string& name, const std::optional<lock_info>& h) {
+  if (!h) return "lock '" + name + "' is held by another owner";
+  return "lock '" + name + "' is held by '" + h->holder + "' (fence " + std::to_string(h->fence) + ") until " +
+         h->expires_at + " server time (" + std::to_string(h->expires_in.count()) + " ms from now)";
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- session
+
+session::session(database db, session_options opts) : core_(std::make_shared<detail::session_core>()) {
+  if (opts.ttl < milliseconds(100))
+    throw invalid_argument("lock TTL " + std::to_string(opts.ttl.count()) + " ms is too short (at least 100 ms)");
+  if (opts.renew_divisor < 2) throw invalid_argument("renew_divisor must be at least 2");
+  if (opts.min_backoff <= milliseconds(0) || opts.max_backoff < opts.min_backoff)
+    throw invalid_argument("backoff bounds must satisfy 0 < min_backoff <= max_backoff");
+  auto& c = *core_;
+  c.db = db.backend();
+  c.opts = std::move(opts);
+  c.owner = detail::random_hex(16);
+  c.holder = c.opts.holder.empty() ? default_holder() : c.opts.holder;
+  if (c.holder.size() > 255) c.holder.resize(255);
+  // The watchdog gets its own connection so renewals never queue behind user work.
+  c.watch = c.db->can_reopen() ? c.db->reopen() : c.db;
+  c.watchdog = std::thread([core = core_.get()] { core->watchdog_loop(); });
+}
+
+session::~session() { core_->stop(); }
+
+const std::string& session::owner() const noexcept { return core_->owner; }
+milliseconds session::ttl() const noexcept { return core_->opts.ttl; }
+
+std::optional<lock_info> session::holder_of(std::string_view name) {
+  validate_lock_name(name);
+  return detail::lock_store::holder(*core_->db, std::string(name));
+}
+
+std::optional<lease> session::try_acquire(std::string_view name_view) {
+  validate_lock_name(name_view);
+  auto& c = *core_;
+  const std::string name(name_view);
+  {
+    std::lock_guard l(c.mu);
+    if (auto it = c.held.find(name); it != c.held.end() && !it->second->lost &&
+                                     c.opts.scope == owner_scope::thread &&
+                                     it->second->thread != std::this_thread::get_id())
+      return std::nullopt;  // another thread of this session owns it
+  }
+  const auto t0 = clock_type::now();  // before sending: the local deadline errs early
+  auto r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder);
+  if (!r.granted) return std::nullopt;
+  std::shared_ptr<detail::held_lock> h;
+  {
+    std::lock_guard l(c.mu);
+    auto& slot = c.held[name];
+    if (!slot || slot->lost || slot->fence != r.state->fence) {
+      slot = std::make_shared<detail::held_lock>();
+      slot->name = name;
+      slot->fence = r.state->fence;
+    }
+    h = slot;
+    ++h->local_holds;
+    h->thread = std::this_thread::get_id();
+    h->granted_at = t0;
+    h->deadline = t0 + c.opts.ttl;
+  }
+  return lease(core_, h);
+}
+
+lease session::acquire(std::string_view name_view, milliseconds wait) {
+  validate_lock_name(name_view);
+  if (wait < milliseconds(0)) throw invalid_argument("negative wait " + std::to_string(wait.count()) + " ms");
+  auto& c = *core_;
+  const std::string name(name_view);
+  auto& board = detail::release_board::get();
+  const auto deadline = clock_type::now() + wait;
+  std::mt19937_64 rng(std::random_device{}());
+  for (int attempt = 0;; ++attempt) {
+    const auto seen = board.generation(name);  // read before trying: a release after this wakes us
+    if (auto l = try_acquire(name)) return std::move(*l);
+    const auto now = clock_type::now();
+    std::optional<lock_info> h;
+    if (now >= deadline || attempt == 0) h = detail::lock_store::holder(*c.db, name);
+    if (now >= deadline)
+      throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
+    if (attempt == 0) c.ensure_listener();
+    // Exponential backoff with full jitter, never past our deadline, and waking when
+    // the holder's lease ends (by the server's clock, converted to a local delay).
+    auto cap = std::min<long long>(c.opts.max_backoff.count(), c.opts.min_backoff.count() << std::min(attempt, 20));
+    auto sleep = milliseconds(std::uniform_int_distribution<long long>(1, std::max(1LL, cap))(rng));
+    if (h && h->expires_in.count() >= 0) sleep = std::min(sleep, h->expires_in + milliseconds(1));
+    board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
+  }
+}
+
+std::vector<lock_info> list_locks(database& db) { return detail::lock_store::list(*db.backend()); }
+
+// ----------------------------------------------------------------------------- lease
+
+lease::lease(std::shared_ptr<detail::session_core> core, std::shared_ptr<detail::held_lock> h)
+    : core_(std::move(core)), h_(std::move(h)) {}
+
+lease::lease(lease&& o) noexcept = default;
+
+lease& lease::operator=(lease&& o) noexcept {
+  if (this != &o) {
+    try {
+      if (h_) release();
+    } catch (...) {
+    }
+    core_ = std::move(o.core_);
+    h_ = std::move(o.h_);
+  }
+  return *this;
+}
+
+lease::~lease() {
+  try {
+    if (h_) release();
+  } catch (...) {
+    // Best effort: an unreleased row expires after its TTL.
+  }
+}
+
+const std::string& lease::name() const noexcept {
+  static const std::string none;
+  return h_ ? h_->name : none;
+}
+std::int64_t lease::fence() const noexcept { return h_ ? h_->fence : 0; }
+
+bool lease::is_held() const noexcept {
+  if (!h_) return false;
+  std::lock_guard l(core_->mu);
+  return !h_->lost && clock_type::now() < h_->deadline;
+}
+
+milliseconds lease::remaining() const noexcept {
+  if (!h_) return milliseconds(0);
+  std::lock_guard l(core_->mu);
+  if (h_->lost) return milliseconds(0);
+  auto left = std::chrono::duration_cast<milliseconds>(h_->deadline - clock_type::now());
+  return std::max(left, milliseconds(0));
+}
+
+std::string lease::lost_reason() const {
+  if (!h_) return {};
+  std::lock_guard l(core_->mu);
+  return h_->lost_reason;
+}
+
+void lease::release() {
+  if (!h_) return;
+  auto h = std::move(h_);
+  auto core = std::move(core_);
+  bool final_hold = false, was_lost = false;
+  std::string reason;
+  {
+    std::lock_guard l(core->mu);
+    final_hold = --h->local_holds <= 0;
+    was_lost = h->lost;
+    reason = h->lost_reason;
+    if (final_hold) {
+      auto it = core->held.find(h->name);
+      if (it != core->held.end() && it->second == h) core->held.erase(it);  // the watchdog stops renewing it
+    }
+  }
+  // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner = ?
+  // makes that safe, and it frees the name sooner.
+  bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold);
+  if (final_hold) detail::release_board::get().bump(h->name);
+  if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
+  if (!ours) {
+    std::vector<lost_lease> lost;
+    {
+      std::lock_guard l(core->mu);
+      if (detail::session_core::mark_lost(*h, "the lock row was gone or belonged to another owner at release"))
+        lost.push_back({h->name, h->fence, h->lost_reason});
+    }
+    core->fire(lost);
+    throw lock_lost("lock '" + h->name + "' (fence " + std::to_string(h->fence) +
+                    ") was no longer held by this session when released");
+  }
+}
+
+void lease::verify_in(transaction_ref tx) const {
+  if (!h_) throw lock_lost("verify_in on a released lease");
+  if (tx.kind() != core_->db->kind()) throw invalid_argument("verify_in: the transaction is on another kind of database");
+  if (!detail::lock_store::verify(*tx.backend(), h_->name, core_->owner, h_->fence)) {
+    std::vector<lost_lease> lost;
+    {
+      std::lock_guard l(core_->mu);
+      if (detail::session_core::mark_lost(*h_, "verify_in found the lock row gone, expired or re-granted"))
+        lost.push_back({h_->name, h_->fence, h_->lost_reason});
+    }
+    core_->fire(lost);
+    throw lock_lost("lock '" + h_->name + "' (fence " + std::to_string(h_->fence) + ") is no longer held");
+  }
+}
+
+}  // namespace dblock

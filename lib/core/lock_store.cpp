@@ -1,0 +1,109 @@
+// lib/core/lock_store.cpp — see lock_store.hpp. Statement files: sql/<dialect>/lock_*.sql.
+#include "core/lock_store.hpp"
+
+#include "dblock/errors.hpp"
+
+namespace dblock::detail::lock_store {
+
+namespace {
+
+std::int64_t to_i64(const cell& c) {
+  if (!c) return 0;
+  try {
+    return std::stoll(*c);
+  } catch (...) {
+    throw internal_error("expected an integer from the database, got '" + *c + "'");
+  }
+}
+
+// Columns: holder, fence, holds, expires_at, expires_in_ms starting at `at` in the order
+// given by the statement files (see each file's header).
+lock_info info_from(const std::string& name, const std::vector<cell>& r, std::size_t fence_col,
+                    std::size_t holds_col, std::size_t holder_col, std::size_t exp_col, std::size_t in_col) {
+  lock_info i;
+  i.name = name;
+  i.fence = to_i64(r.at(fence_col));
+  i.holds = holds_col < r.size() ? static_cast<int>(to_i64(r[holds_col])) : 0;
+  i.holder = r.at(holder_col).value_or("");
+  i.expires_at = r.at(exp_col).value_or("");
+  i.expires_in = std::chrono::milliseconds(to_i64(r.at(in_col)));
+  return i;
+}
+
+}  // namespace
+
+acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
+                       const std::string& holder_text) {
+  acquire_result out;
+  switch (b.kind()) {
+    case dialect::postgresql: {
+      // granted, fence, holds, holder, expires_at, expires_in_ms — one round trip.
+      auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
+      if (r.rows.empty()) return out;  // lost a race with a concurrent insert: busy, holder unknown
+      out.granted = to_i64(r.rows[0][0]) == 1;
+      out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+      return out;
+    }
+    case dialect::mysql: {
+      // Two round trips: the upsert, then the row's state as it now is.
+      b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
+      auto r = b.exec("lock_state", {name, owner});
+      if (r.rows.empty()) return out;
+      out.granted = to_i64(r.rows[0][0]) == 1;
+      out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+      return out;
+    }
+    case dialect::sqlite: {
+      // One statement; RETURNING yields nothing when another owner holds it live.
+      auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
+      if (r.rows.empty()) return out;
+      out.granted = true;
+      out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+      return out;
+    }
+  }
+  return out;
+}
+
+std::optional<lock_info> holder(backend& b, const std::string& name) {
+  if (b.kind() == dialect::mysql) {
+    auto r = b.exec("lock_state", {name, std::string()});
+    if (r.rows.empty()) return std::nullopt;
+    return info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+  }
+  auto r = b.exec("lock_holder", {name});  // holder, fence, expires_at, expires_in_ms
+  if (r.rows.empty()) return std::nullopt;
+  return info_from(name, r.rows[0], 1, 99, 0, 2, 3);
+}
+
+bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold) {
+  auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner});
+  if (b.kind() == dialect::mysql) return r.affected > 0;
+  return !r.rows.empty();
+}
+
+std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,
+                               const std::vector<std::string>& local_names) {
+  std::vector<std::string> names;
+  if (b.kind() == dialect::mysql) {
+    auto r = b.exec("lock_renew", {owner, ttl_ms});
+    if (static_cast<std::size_t>(r.affected) >= expected) return local_names;  // the usual case: one statement
+    for (auto& row : b.exec("lock_owned", {owner}).rows) names.push_back(row.at(0).value_or(""));
+    return names;
+  }
+  for (auto& row : b.exec("lock_renew", {owner, ttl_ms}).rows) names.push_back(row.at(0).value_or(""));
+  return names;
+}
+
+bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) {
+  return !b.exec("lock_verify", {name, owner, fence}).rows.empty();
+}
+
+std::vector<lock_info> list(backend& b) {
+  std::vector<lock_info> out;
+  // name, holder, holds, fence, expires_at, expires_in_ms
+  for (auto& row : b.exec("lock_list").rows) out.push_back(info_from(row.at(0).value_or(""), row, 3, 2, 1, 4, 5));
+  return out;
+}
+
+}  // namespace dblock::detail::lock_store

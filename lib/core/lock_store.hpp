@@ -1,0 +1,35 @@
+// lib/core/lock_store.hpp — the lease-lock operations on the lock table, one function
+// per operation over a backend and the dialect's sql/<dialect>/lock_*.sql files. The
+// only place where dialects differ for locks (MySQL needs a second statement to read
+// an acquire's outcome; SQLite reads the holder only when asked). Internal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "dblock/lock.hpp"
+
+namespace dblock::detail::lock_store {
+
+struct acquire_result {
+  bool granted = false;
+  std::optional<lock_info> state;  // the row after the statement (the holder when not granted), if known
+};
+
+acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
+                       const std::string& holder);
+std::optional<lock_info> holder(backend& b, const std::string& name);
+// Deletes the row (final) or decrements holds. False when it was no longer ours.
+bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold);
+// Renews every live lock of owner; returns the names still ours. `expected` = the number
+// of locks held locally (MySQL reads names only when fewer rows matched).
+std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,
+                               const std::vector<std::string>& local_names);
+// In the caller's transaction: share-locks the row if still ours. False when not.
+bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t fence);
+std::vector<lock_info> list(backend& b);
+
+}  // namespace dblock::detail::lock_store

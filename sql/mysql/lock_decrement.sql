@@ -1,0 +1,3 @@
+-- Releases one re-entrant hold of lease lock $1 by owner $2 (holds > 1 stays held).
+-- 0 rows matched = it was no longer ours.
+UPDATE dblock_locks SET holds = holds - 1 WHERE name = $1 AND owner = $2 AND holds > 1

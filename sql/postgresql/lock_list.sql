@@ -1,0 +1,6 @@
+-- `dblock locks`: every lock row with its holder, holds, fence, expiry and ms left
+-- (negative = expired, awaiting takeover or the reaper). Owner tokens are not shown.
+SELECT name, holder, holds, fence,
+       to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+       CAST(floor(extract(epoch FROM (expires_at - now())) * 1000) AS bigint)
+  FROM dblock_locks ORDER BY name

@@ -1,0 +1,4 @@
+-- `dblock locks`: every lock row with holder, holds, fence, expiry and ms left.
+SELECT name, holder, holds, fence, strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'),
+       expires_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
+  FROM dblock_locks ORDER BY name

@@ -1,0 +1,414 @@
+// tests/conformance/lock_test.cpp — lease locks (dblock/lock.hpp) on all five
+// combinations: mutual exclusion across threads and processes (lost updates counted),
+// re-entrancy, fencing-token monotonicity, takeover by the server's clock, watchdog,
+// lost-lease reporting, verify_in, names, round trips, waiting and hand-off.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "conformance/fixture.hpp"
+#include "dblock/lock.hpp"
+
+namespace dblock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+class LockConformance : public conformance {
+ protected:
+  session_options quick(milliseconds ttl = 2000ms) {
+    session_options o;
+    o.ttl = ttl;
+    return o;
+  }
+  std::int64_t row_count(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name});
+  }
+  std::int64_t row_holds(database& db, const std::string& name) {
+    return query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name});
+  }
+};
+
+TEST_P(LockConformance, AcquireExcludesOtherOwnersAndReleaseFreesTheName) {
+  auto db1 = open();
+  auto db2 = open();
+  session a(db1, quick()), b(db2, quick());
+  const auto name = unique_name("lock");
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la.has_value());
+  EXPECT_GT(la->fence(), 0);
+  EXPECT_TRUE(la->is_held());
+  EXPECT_GT(la->remaining(), 1000ms);
+  EXPECT_FALSE(b.try_acquire(name).has_value());
+  EXPECT_EQ(row_count(db1, name), 1);
+  const auto first = la->fence();
+  la->release();
+  EXPECT_FALSE(la->is_held());
+  EXPECT_EQ(row_count(db1, name), 0);
+  auto lb = b.try_acquire(name);
+  ASSERT_TRUE(lb.has_value());
+  EXPECT_GT(lb->fence(), first);
+}
+
+TEST_P(LockConformance, ReentrantAcquireCountsHoldsAndKeepsTheFence) {
+  auto db = open();
+  auto other_db = open();
+  session s(db, quick()), other(other_db, quick());
+  const auto name = unique_name("re");
+  auto l1 = s.try_acquire(name);
+  ASSERT_TRUE(l1);
+  auto l2 = s.try_acquire(name);
+  ASSERT_TRUE(l2);
+  EXPECT_EQ(l1->fence(), l2->fence());
+  EXPECT_EQ(row_holds(db, name), 2);
+  l2->release();
+  EXPECT_EQ(row_holds(db, name), 1);
+  EXPECT_FALSE(other.try_acquire(name)) << "one hold left: still ours";
+  EXPECT_TRUE(l1->is_held());
+  l1->release();
+  EXPECT_EQ(row_count(db, name), 0);
+  EXPECT_TRUE(other.try_acquire(name));
+}
+
+TEST_P(LockConformance, FencesStrictlyIncreaseAcrossReleaseTakeoverAndDeletion) {
+  auto db = open();
+  const auto name = unique_name("fence");
+  std::int64_t last = 0;
+  auto check = [&](std::int64_t f, const char* when) {
+    EXPECT_GT(f, last) << when;
+    last = f;
+  };
+  {
+    session s(db, quick());
+    auto l = s.try_acquire(name);
+    ASSERT_TRUE(l);
+    check(l->fence(), "first grant");
+    l->release();
+    auto l2 = s.try_acquire(name);
+    ASSERT_TRUE(l2);
+    check(l2->fence(), "after release");
+    // Expire it by the server's clock, then take it over from another session.
+    raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
+                  : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
+                                             : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
+              {name});
+    auto db2 = open();
+    session t(db2, quick());
+    auto l3 = t.try_acquire(name);
+    ASSERT_TRUE(l3) << "an expired row is taken over in the same statement";
+    check(l3->fence(), "after takeover");
+    EXPECT_THROW(l2->release(), lock_lost) << "the taken-over lease reports its loss at release";
+    // Delete the row behind the holder's back (as the reaper would after expiry).
+    raw_query(db, "DELETE FROM dblock_locks WHERE name = $1", {name});
+    auto l4 = s.try_acquire(name);
+    ASSERT_TRUE(l4);
+    check(l4->fence(), "after deletion");
+    l4->release();
+    try {
+      l3->release();
+    } catch (const lock_lost&) {
+    }
+  }
+}
+
+TEST_P(LockConformance, TakeoverHappensOnlyAfterTheLeaseRunsOutUnrenewed) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto name = unique_name("ttl");
+  std::optional<lease> a_lease;
+  {
+    session a(db1, quick(600ms));
+    a_lease = a.try_acquire(name);
+    ASSERT_TRUE(a_lease);
+  }  // a's watchdog is gone: the lease will run out on the server
+  session b(db2, quick());
+  EXPECT_FALSE(b.try_acquire(name)) << "still live right after the grant";
+  auto t0 = std::chrono::steady_clock::now();
+  auto lb = b.acquire(name, 10s);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GT(lb.fence(), a_lease->fence());
+  EXPECT_GE(waited, 200ms) << "taken over only once the TTL had run out";
+  EXPECT_FALSE(a_lease->is_held());
+  EXPECT_THROW(a_lease->release(), lock_lost);
+}
+
+TEST_P(LockConformance, WatchdogKeepsTheLockForFiveTtls) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto name = unique_name("wd");
+  session a(db1, quick(300ms)), b(db2, quick(300ms));
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la);
+  const auto until = std::chrono::steady_clock::now() + 1500ms;
+  int refused = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    if (b.try_acquire(name)) ADD_FAILURE() << "another owner got a lock the watchdog keeps renewing";
+    else ++refused;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_GT(refused, 10);
+  EXPECT_TRUE(la->is_held());
+  EXPECT_GT(la->remaining(), 0ms);
+  EXPECT_NO_THROW(la->release());
+}
+
+TEST_P(LockConformance, LostLeaseIsReportedWhenTheRowIsDeletedOrStolen) {
+  auto db = open();
+  std::mutex mu;
+  std::vector<lost_lease> lost;
+  auto opts = quick(400ms);
+  opts.on_lost = [&](const lost_lease& l) {
+    std::lock_guard g(mu);
+    lost.push_back(l);
+  };
+  session s(db, opts);
+  const auto deleted = unique_name("del"), stolen = unique_name("steal");
+  auto l1 = s.try_acquire(deleted);
+  auto l2 = s.try_acquire(stolen);
+  ASSERT_TRUE(l1 && l2);
+  auto side = open();
+  raw_query(side, "DELETE FROM dblock_locks WHERE name = $1", {deleted});
+  raw_query(side, "UPDATE dblock_locks SET owner = $1 WHERE name = $2", {std::string(32, 'f'), stolen});
+  // The watchdog renews every TTL/3: both losses must be reported within about a TTL.
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < until) {
+    {
+      std::lock_guard g(mu);
+      if (lost.size() >= 2) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  {
+    std::lock_guard g(mu);
+    ASSERT_EQ(lost.size(), 2u);
+    for (auto& l : lost) {
+      EXPECT_TRUE(l.name == deleted || l.name == stolen);
+      EXPECT_FALSE(l.reason.empty());
+    }
+  }
+  EXPECT_FALSE(l1->is_held());
+  EXPECT_FALSE(l2->is_held());
+  EXPECT_FALSE(l1->lost_reason().empty());
+  EXPECT_THROW(l1->release(), lock_lost);
+  EXPECT_THROW(l2->release(), lock_lost);
+  EXPECT_EQ(row_count(side, stolen), 1) << "release never deletes another owner's row";
+}
+
+TEST_P(LockConformance, VerifyInPassesWhileHeldAndFailsAfterLoss) {
+  auto db = open();
+  session s(db, quick());
+  const auto name = unique_name("verify");
+  auto l = s.try_acquire(name);
+  ASSERT_TRUE(l);
+  auto work = open();
+  EXPECT_NO_THROW(transact(work, [&](transaction_ref tx) { l->verify_in(tx); }));
+  raw_query(work, "UPDATE dblock_locks SET owner = $1 WHERE name = $2", {std::string(32, 'e'), name});
+  EXPECT_THROW(transact(work, [&](transaction_ref tx) { l->verify_in(tx); }), lock_lost);
+  EXPECT_FALSE(l->is_held());
+}
+
+TEST_P(LockConformance, NamesAreValidatedAndAnyUtf8IsAnOrdinaryName) {
+  auto db = open();
+  session s(db, quick());
+  EXPECT_THROW((void)s.try_acquire(""), invalid_argument);
+  EXPECT_THROW((void)s.try_acquire(std::string(256, 'x')), invalid_argument);
+  EXPECT_THROW((void)s.try_acquire(std::string("bad\xff\xfe", 5)), invalid_argument);
+  EXPECT_THROW((void)s.try_acquire(std::string("over\xc0\xaflong", 10)), invalid_argument);
+  EXPECT_THROW((void)s.try_acquire(std::string("nul\0byte", 8)), invalid_argument);
+  try {
+    (void)s.try_acquire(std::string(300, 'y'));
+    FAIL();
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("300"), std::string::npos) << e.what();
+  }
+  const auto tag = unique_name("n");
+  for (std::string name : {tag + "'; DROP TABLE dblock_locks; --", tag + "\"quoted\" `back`", tag + " SELECT * FROM x",
+                           tag + " ロック 锁 замок", std::string(255 - tag.size(), 'z') + tag}) {
+    auto l = s.try_acquire(name);
+    ASSERT_TRUE(l) << name;
+    EXPECT_EQ(row_count(db, name), 1) << name;
+    l->release();
+  }
+  EXPECT_TRUE(table_exists(db, "dblock_locks"));
+}
+
+TEST_P(LockConformance, RoundTripsPerOperation) {
+  auto db = open();
+  auto other_db = open();
+  session s(db, quick()), other(other_db, quick());
+  const auto warm = unique_name("warm");
+  {  // MySQL prepares each statement once per connection: warm every one up
+    auto w1 = s.try_acquire(warm);
+    auto w2 = s.try_acquire(warm);
+    w2->release();
+    w1->release();
+    (void)s.try_acquire(warm);
+  }
+  (void)other.try_acquire(warm);
+  const auto name = unique_name("rt");
+  const std::uint64_t acquire_cost = kind() == dialect::mysql ? 2 : 1;
+  std::optional<lease> l;
+  EXPECT_EQ(round_trips_of(db, [&] { l = s.try_acquire(name); }), acquire_cost);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(round_trips_of(other_db, [&] { EXPECT_FALSE(other.try_acquire(name)); }), acquire_cost)
+      << "a failed try is one statement (two on MySQL)";
+  std::optional<lease> again;
+  EXPECT_EQ(round_trips_of(db, [&] { again = s.try_acquire(name); }), acquire_cost);
+  EXPECT_EQ(round_trips_of(db, [&] { again->release(); }), 1u) << "decrement";
+  EXPECT_EQ(round_trips_of(db, [&] { l->release(); }), 1u) << "delete";
+}
+
+TEST_P(LockConformance, WaitTimesOutNamingTheHolder) {
+  auto db1 = open();
+  auto db2 = open();
+  session_options ho = quick(5000ms);
+  ho.holder = "holder-" + unique_name("h");
+  session a(db1, ho), b(db2, quick());
+  const auto name = unique_name("wait");
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    (void)b.acquire(name, 300ms);
+    FAIL() << "acquired a held lock";
+  } catch (const timeout_error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(ho.holder), std::string::npos) << what;
+    EXPECT_NE(what.find("fence " + std::to_string(la->fence())), std::string::npos) << what;
+    EXPECT_TRUE(e.retryable());
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms);
+}
+
+TEST_P(LockConformance, WaiterGetsTheLockWhenItIsReleased) {
+  auto db1 = open();
+  auto db2 = open();
+  session a(db1, quick(10'000ms)), b(db2, quick(10'000ms));
+  const auto name = unique_name("handoff");
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la);
+  std::atomic<std::int64_t> got{0};
+  std::thread waiter([&] {
+    auto lb = b.acquire(name, 20s);
+    got = lb.fence();
+  });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(got.load(), 0) << "the waiter must not get a held lock";
+  const auto t0 = std::chrono::steady_clock::now();
+  la->release();
+  waiter.join();
+  EXPECT_GT(got.load(), la->fence());
+  // Not a timing target (that is bench/): just far below the 10 s lease.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+}
+
+TEST_P(LockConformance, ThreadScopeExcludesOtherThreadsOfTheSameSession) {
+  auto db = open();
+  auto opts = quick();
+  opts.scope = owner_scope::thread;
+  session s(db, opts);
+  const auto name = unique_name("scope");
+  auto mine = s.try_acquire(name);
+  ASSERT_TRUE(mine);
+  bool other_got = true;
+  std::thread([&] { other_got = s.try_acquire(name).has_value(); }).join();
+  EXPECT_FALSE(other_got);
+  auto again = s.try_acquire(name);
+  EXPECT_TRUE(again) << "the owning thread re-enters";
+}
+
+// 8 threads x 2 processes, each thread its own session, on one name; the critical
+// section is a deliberately racy read-modify-write: any overlap loses an update.
+TEST_P(LockConformance, MutualExclusionAcrossThreadsAndProcesses) {
+  const int threads = 8, rounds = kind() == dialect::sqlite ? 15 : 25;
+  const auto name = unique_name("mutex");
+  const auto table = unique_name("ctr");
+  {
+    auto db = open();
+    raw_exec(db, "CREATE TABLE " + table + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
+    raw_query(db, "INSERT INTO " + table + " (id, v) VALUES (1, 0)");
+  }
+  auto work = [&]() -> int {
+    std::atomic<int> errors{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&] {
+        try {
+          auto db = open();
+          session s(db, quick(5000ms));
+          for (int i = 0; i < rounds; ++i) {
+            auto l = s.acquire(name, 60s);
+            auto v = query_int(db, "SELECT v FROM " + table + " WHERE id = 1");
+            std::this_thread::yield();
+            raw_query(db, "UPDATE " + table + " SET v = $1 WHERE id = 1", {v + 1});
+            l.release();
+          }
+        } catch (const std::exception& e) {
+          ++errors;
+          std::fprintf(stderr, "worker: %s\n", e.what());
+        }
+      });
+    for (auto& t : ts) t.join();
+    return errors.load();
+  };
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(work() == 0 ? 0 : 1);
+  int parent_errors = work();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(parent_errors, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto db = open();
+  EXPECT_EQ(query_int(db, "SELECT v FROM " + table + " WHERE id = 1"), 2 * threads * rounds) << "lost updates";
+  raw_exec(db, "DROP TABLE " + table);
+}
+
+// PostgreSQL: a failed try against a live holder must not lock the holder's row
+// (a locking ON CONFLICT DO UPDATE would leave its transaction id in xmax).
+TEST_P(LockConformance, FailedTryDoesNotLockTheRowOnPostgresql) {
+  if (kind() != dialect::postgresql) GTEST_SKIP() << "PostgreSQL-specific (xmax)";
+  auto db1 = open();
+  auto db2 = open();
+  session a(db1, quick()), b(db2, quick());
+  const auto name = unique_name("nowrite");
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la);
+  const auto before = raw_query(db1, "SELECT CAST(xmin AS text), CAST(xmax AS text) FROM dblock_locks WHERE name = $1", {name});
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(b.try_acquire(name));
+  const auto after = raw_query(db1, "SELECT CAST(xmin AS text), CAST(xmax AS text) FROM dblock_locks WHERE name = $1", {name});
+  ASSERT_EQ(after.rows.size(), 1u);
+  EXPECT_EQ(after.rows[0][0], before.rows[0][0]) << "row rewritten";
+  EXPECT_EQ(after.rows[0][1], std::optional<std::string>("0")) << "row locked by a failed try";
+}
+
+TEST_P(LockConformance, ListLocksShowsHolderHoldsFenceAndExpiry) {
+  auto db = open();
+  session_options o = quick(5000ms);
+  o.holder = "lister";
+  session s(db, o);
+  const auto name = unique_name("list");
+  auto l = s.try_acquire(name);
+  ASSERT_TRUE(l);
+  bool found = false;
+  for (const auto& i : list_locks(db)) {
+    if (i.name != name) continue;
+    found = true;
+    EXPECT_EQ(i.holder, "lister");
+    EXPECT_EQ(i.holds, 1);
+    EXPECT_EQ(i.fence, l->fence());
+    EXPECT_GT(i.expires_in, 3000ms);
+    EXPECT_LE(i.expires_in, 5000ms);
+    EXPECT_FALSE(i.expires_at.empty());
+  }
+  EXPECT_TRUE(found);
+}
+
+DBLOCK_CONFORMANCE_SUITE(LockConformance);
+
+}  // namespace
+}  // namespace dblock::test
