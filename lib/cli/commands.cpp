@@ -1,4 +1,5 @@
-// lib/cli/commands.cpp — implementations of the dblock subcommands (see commands.hpp).
+// lib/cli/commands.cpp — what the dblock subcommands share: URL resolution and connecting
+// (see commands.hpp); each subcommand lives in its own lib/cli/<feature>.cpp.
 // stdout carries results only; diagnostics go to stderr via main.cpp.
 #include <cstdlib>
 #include <iostream>
@@ -18,7 +19,10 @@ resolved_url resolve_url(const global_options& g) {
 database connect(const global_options& g) {
   auto r = resolve_url(g);
   auto db = open(r.url);
+  // The embedded default migrates itself; any other database must have been migrated
+  // (schema_missing -> exit 78 with "run `dblock migrate`").
   if (r.embedded_default) db.migrate();
+  else db.require_schema();
   return db;
 }
 

@@ -45,5 +45,6 @@ struct command_registry {
 };
 
 void add_migrate_commands(CLI::App& app, global_options& g, command_registry& reg);  // migrate.cpp
+void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg);     // locks.cpp
 
 }  // namespace dblock::cli

@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   // One line per feature file (lib/cli/<feature>.cpp).
   cli::command_registry reg;
   cli::add_migrate_commands(app, g, reg);
+  cli::add_lock_commands(app, g, reg);
 
   try {
     app.parse(argc, argv);
