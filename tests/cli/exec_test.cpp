@@ -1,0 +1,218 @@
+// tests/cli/exec_test.cpp — `dblock exec` and `dblock locks` driven as a user would:
+// real processes, exit codes (DESIGN: 64, 69, 74, 75, 78), the child's environment and
+// status, signal forwarding, the paused-holder scenario, and mutual exclusion between
+// shell processes on the embedded SQLite default and on PostgreSQL/MariaDB.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/process.hpp"
+#include "support/servers.hpp"
+#include "support/temp_dir.hpp"
+
+namespace dblock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ExecCli : public ::testing::Test {
+ protected:
+  temp_dir dir_;
+  // Runs dblock in the test's folder; DBLOCK_URL unset unless `url` is given.
+  process_result dblock(std::vector<std::string> args, std::optional<std::string> url = std::nullopt) {
+    process_options o;
+    o.argv = {DBLOCK_BINARY};
+    if (url) {
+      o.argv.push_back("--url");
+      o.argv.push_back(*url);
+    }
+    for (auto& a : args) o.argv.push_back(a);
+    o.env["DBLOCK_URL"] = std::nullopt;
+    o.cwd = dir_.path();
+    o.timeout = 120s;
+    return run_process(o);
+  }
+  child start(std::vector<std::string> args, std::optional<std::string> url = std::nullopt) {
+    process_options o;
+    o.argv = {DBLOCK_BINARY};
+    if (url) {
+      o.argv.push_back("--url");
+      o.argv.push_back(*url);
+    }
+    for (auto& a : args) o.argv.push_back(a);
+    o.env["DBLOCK_URL"] = std::nullopt;
+    o.cwd = dir_.path();
+    return start_process(o);
+  }
+  // Waits until `dblock locks --json` lists `name` (the holder is really holding it).
+  void wait_until_held(const std::string& name, std::optional<std::string> url = std::nullopt) {
+    for (int i = 0; i < 200; ++i) {
+      auto r = dblock({"locks", "--json"}, url);
+      if (r.exit_code == 0 && r.out.find("\"" + name + "\"") != std::string::npos) return;
+      std::this_thread::sleep_for(50ms);
+    }
+    FAIL() << name << " never showed up in dblock locks";
+  }
+};
+
+TEST_F(ExecCli, EmbeddedDefaultRunsTheCommandWithNameAndTokenInAnEmptyFolder) {
+  auto r = dblock({"exec", "--name", "job", "--", "sh", "-c", "echo \"$DBLOCK_LOCK_NAME:$DBLOCK_FENCING_TOKEN\""});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "job:1\n") << "nothing but the child's output on stdout";
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "dblock.db"));
+  auto again = dblock({"exec", "--name", "job", "--", "sh", "-c", "echo $DBLOCK_FENCING_TOKEN"});
+  EXPECT_EQ(again.out, "2\n") << "a fresh grant gets a larger token";
+}
+
+TEST_F(ExecCli, ExitsWithTheChildsStatus) {
+  EXPECT_EQ(dblock({"exec", "--name", "st", "--", "sh", "-c", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(dblock({"exec", "--name", "st", "--", "true"}).exit_code, 0);
+  EXPECT_EQ(dblock({"exec", "--name", "st", "--", "sh", "-c", "kill -9 $$"}).exit_code, 128 + 9);
+  EXPECT_EQ(dblock({"exec", "--name", "st", "--", "/nonexistent/program"}).exit_code, 127);
+}
+
+TEST_F(ExecCli, BadInputIsExit64WithOneLineNamingTheValue) {
+  struct bad {
+    std::vector<std::string> args;
+    std::string mention;
+  };
+  for (const auto& b : std::vector<bad>{{{"exec", "--name", "", "--", "true"}, "empty"},
+                                        {{"exec", "--name", std::string(256, 'n'), "--", "true"}, "256"},
+                                        {{"exec", "--name", "x", "--ttl", "5q", "--", "true"}, "5q"},
+                                        {{"exec", "--name", "x", "--ttl", "10ms", "--", "true"}, "10"},
+                                        {{"exec", "--name", "x", "--wait", "soon", "--", "true"}, "soon"},
+                                        {{"exec", "--name", "x"}, "command"}}) {
+    auto r = dblock(b.args);
+    EXPECT_EQ(r.exit_code, 64) << r.err;
+    EXPECT_EQ(r.err.rfind("dblock: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(b.mention), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(ExecCli, NotAcquiredIsExit75NamingHolderAndExpiry) {
+  auto holder = start({"exec", "--name", "busy", "--ttl", "30s", "--", "sleep", "30"});
+  ASSERT_NO_FATAL_FAILURE(wait_until_held("busy"));
+  auto r = dblock({"exec", "--name", "busy", "--", "echo", "never"});
+  EXPECT_EQ(r.exit_code, 75);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(":" + std::to_string(holder.pid())), std::string::npos) << "holder host:pid: " << r.err;
+  EXPECT_NE(r.err.find("fence"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("until"), std::string::npos) << r.err;
+  auto waited = dblock({"exec", "--name", "busy", "--wait", "300ms", "--", "echo", "never"});
+  EXPECT_EQ(waited.exit_code, 75) << waited.err;
+  auto list = dblock({"locks", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto arr = nlohmann::json::parse(list.out);
+  ASSERT_TRUE(arr.is_array());
+  ASSERT_EQ(arr.size(), 1u);
+  EXPECT_EQ(arr[0]["name"], "busy");
+  EXPECT_EQ(arr[0]["holds"], 1);
+  EXPECT_GT(arr[0]["expires_in_ms"].get<long long>(), 0);
+  ::kill(holder.pid(), SIGTERM);
+  auto done = holder.wait();
+  EXPECT_EQ(done.exit_code, 128 + SIGTERM) << "SIGTERM forwarded to sleep, status passed back";
+}
+
+TEST_F(ExecCli, ForwardsSigtermToTheChild) {
+  auto marker = dir_.path() / "started";
+  auto p = start({"exec", "--name", "fwd", "--", "sh", "-c",
+                  "trap 'exit 42' TERM; touch " + marker.string() + "; while :; do sleep 0.05; done"});
+  for (int i = 0; i < 200 && !std::filesystem::exists(marker); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(std::filesystem::exists(marker));
+  ::kill(p.pid(), SIGTERM);
+  EXPECT_EQ(p.wait().exit_code, 42);
+}
+
+// The dblock process is paused (SIGSTOP) past its TTL: another holder takes over with a
+// larger token; on SIGCONT the paused one notices, stops its child and exits 74.
+TEST_F(ExecCli, PausedHolderLosesTheLockExits74AndTheNextTokenIsLarger) {
+  auto token_file = dir_.path() / "first_token";
+  auto first = start({"exec", "--name", "paused", "--ttl", "1s", "--grace", "1s", "--", "sh", "-c",
+                      "echo $DBLOCK_FENCING_TOKEN > " + token_file.string() + "; exec sleep 60"});
+  for (int i = 0; i < 200 && !std::filesystem::exists(token_file); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(std::filesystem::exists(token_file));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(::kill(first.pid(), SIGSTOP), 0);
+  auto second = dblock({"exec", "--name", "paused", "--wait", "10s", "--", "sh", "-c", "echo $DBLOCK_FENCING_TOKEN"});
+  ASSERT_EQ(::kill(first.pid(), SIGCONT), 0);
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = first.wait();
+  EXPECT_EQ(r.exit_code, 74) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << "noticed within about one TTL (+ grace)";
+  EXPECT_NE(r.err.find("lost"), std::string::npos) << r.err;
+  const long first_token = std::stol(read_file(token_file));
+  ASSERT_FALSE(second.out.empty());
+  EXPECT_GT(std::stol(second.out), first_token);
+}
+
+// Several shell processes increment a counter file under `dblock exec`; the increment is
+// a racy read-sleep-write, so any overlap loses an update.
+void exclusion_through_exec(ExecCli& t, const temp_dir& dir, std::optional<std::string> url) {
+  const int procs = 5, rounds = 6;
+  auto counter = dir.path() / "counter";
+  write_file(counter, "0\n");
+  const std::string name = "excl_" + random_hex(4);
+  std::string script = "for i in $(seq " + std::to_string(rounds) + "); do \"$0\" " +
+                       (url ? "--url \"$1\" " : std::string()) + "exec --name " + name +
+                       " --wait 120s -- sh -c 'v=$(cat " + counter.string() + "); sleep 0.01; echo $((v+1)) > " +
+                       counter.string() + "' || exit 1; done";
+  std::vector<child> kids;
+  start_barrier gate;
+  for (int p = 0; p < procs; ++p) {
+    process_options o;
+    o.argv = {"/bin/sh", "-c", script, DBLOCK_BINARY};
+    if (url) o.argv.push_back(*url);
+    o.env["DBLOCK_URL"] = std::nullopt;
+    o.cwd = dir.path();
+    o.timeout = 300s;
+    kids.push_back(start_process(o, &gate));
+  }
+  gate.open();
+  for (auto& k : kids) {
+    auto r = k.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(std::stoi(read_file(counter)), procs * rounds) << "lost updates under dblock exec";
+  (void)t;
+}
+
+TEST_F(ExecCli, MutualExclusionBetweenShellProcessesOnEmbeddedSqlite) {
+  ASSERT_EQ(dblock({"migrate"}).exit_code, 0);
+  exclusion_through_exec(*this, dir_, std::nullopt);
+}
+
+TEST_F(ExecCli, MutualExclusionBetweenShellProcessesOnPostgresqlAndMariadb) {
+  for (const char* var : {pg_url_env, mysql_url_env}) {
+    auto url = env_url(var);
+    if (!url) {
+      if (require_all()) ADD_FAILURE() << var << " is not set";
+      continue;
+    }
+    ASSERT_EQ(dblock({"migrate"}, url).exit_code, 0);
+    exclusion_through_exec(*this, dir_, url);
+  }
+}
+
+TEST_F(ExecCli, UnmigratedDatabaseIsExit78AndUnreachableIs69) {
+  auto pg = env_url(pg_url_env);
+  if (!pg) {
+    if (require_all()) FAIL() << "DBLOCK_TEST_PG_URL is not set";
+    GTEST_SKIP();
+  }
+  const auto db = create_database(*pg, dialect::postgresql);
+  auto r = dblock({"locks"}, with_database(*pg, db));
+  drop_database(*pg, dialect::postgresql, db);
+  EXPECT_EQ(r.exit_code, 78) << r.err;
+  EXPECT_NE(r.err.find("dblock migrate"), std::string::npos) << r.err;
+  auto down = dblock({"exec", "--name", "x", "--", "true"}, "postgresql://u:s3cret@127.0.0.1:1/db");
+  EXPECT_EQ(down.exit_code, 69);
+  EXPECT_EQ(down.err.find("s3cret"), std::string::npos) << down.err;
+}
+
+}  // namespace
+}  // namespace dblock::test
