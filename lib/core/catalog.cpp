@@ -205,7 +205,12 @@ statement render_statement(dialect d, placeholder_style style, std::string_view 
     if (close != std::string::npos && close - open < 40 && is_valid_identifier(text.substr(open + 1, close - open - 1)))
       throw internal_error("statement " + path + " has an unfilled slot " + text.substr(open, close - open + 1));
   }
-  return rewrite_placeholders(name, text, style);
+  // The name keys per-connection prepared-statement caches (Connector/C++ driver): make it
+  // differ per identifier set, or "lock_row" for table a would be reused for table b.
+  std::string id(name);
+  for (std::size_t i = 0; i < identifiers.size(); ++i)
+    id += (i ? "," : "[") + identifiers[i].first + "=" + identifiers[i].second + (i + 1 == identifiers.size() ? "]" : "");
+  return rewrite_placeholders(id, text, style);
 }
 
 }  // namespace dblock::detail

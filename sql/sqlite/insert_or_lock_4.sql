@@ -1,0 +1,8 @@
+-- Row guard, insert-first dedup (4 extra columns): inserts the row with key $1
+-- (and the extra columns' values $2..); 1 affected row = inserted, 0 = a row with
+-- that key exists. The conflict target names the key, so a conflict on any other
+-- unique index is still an error, never silently ignored.
+-- Inside BEGIN IMMEDIATE the whole database is write-locked by this transaction,
+-- so an existing row needs no further lock.
+INSERT INTO {table} ({key}, {c1}, {c2}, {c3}, {c4}) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT ({key}) DO NOTHING

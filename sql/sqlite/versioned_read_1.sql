@@ -1,0 +1,3 @@
+-- Optimistic read (1 column): the version of the row with key $1 and the
+-- values of the requested columns as text (NULL stays NULL). No lock is taken.
+SELECT CAST({version} AS INTEGER), CAST({c1} AS TEXT) FROM {table} WHERE {key} = $1
