@@ -10,7 +10,8 @@
 
 namespace dblock {
 
-// Throws invalid_argument naming the value when it is not a valid, positive duration.
+// Throws invalid_argument naming the value when it is not a valid, non-negative duration
+// ("0" is valid: `dblock exec --wait 0` means do not wait).
 [[nodiscard]] std::chrono::milliseconds parse_duration(std::string_view text);
 
 // True for [A-Za-z_][A-Za-z0-9_]{0,62}, optionally one "schema." prefix of the same form.

@@ -83,8 +83,23 @@ void scan(std::string_view s, Code on_code, Skip on_skip) {
 // SQLite's CREATE TRIGGER ... BEGIN stmt; stmt; END has inner semicolons: a ';'
 // ends such a statement only right after the word END.
 bool inside_trigger_body(const std::string& cur) {
+  // Skip leading whitespace and comments: "-- why\nCREATE TRIGGER ..." is a trigger too.
+  std::size_t from = 0;
+  for (;;) {
+    from = cur.find_first_not_of(" \t\r\n", from);
+    if (from == std::string::npos) return false;
+    if (cur.compare(from, 2, "--") == 0) {
+      from = cur.find('\n', from);
+    } else if (cur.compare(from, 2, "/*") == 0) {
+      from = cur.find("*/", from + 2);
+      if (from != std::string::npos) from += 2;
+    } else {
+      break;
+    }
+    if (from == std::string::npos) return false;
+  }
   std::string head;
-  for (char c : cur) {
+  for (char c : std::string_view(cur).substr(from)) {
     if (head.size() >= 40) break;
     if (std::isspace(static_cast<unsigned char>(c))) {
       if (!head.empty() && head.back() != ' ') head += ' ';

@@ -102,6 +102,21 @@ connection_url parse_url(std::string_view url) {
   u.client = info->client;
   std::string_view rest = url.substr(colon + 1);
 
+  // An '@' after the host (before any option value) means the user name or password
+  // holds an unencoded '/' or '?' (common in generated passwords). Parsing on would
+  // report a piece of the password as the "host" or "port": refuse without echoing it.
+  if (u.kind != dialect::sqlite && rest.starts_with("//")) {
+    std::string_view s = rest.substr(2);
+    auto auth_end = s.find_first_of("/?");
+    if (auth_end != std::string_view::npos && s.substr(0, auth_end).find('@') == std::string_view::npos) {
+      auto at = s.find('@', auth_end);
+      auto eq = s.find('=', auth_end);
+      if (at != std::string_view::npos && (eq == std::string_view::npos || at < eq))
+        bad("'@' after the host: percent-encode '/', '?' and '@' in the user name, password and database name "
+            "(%2F, %3F, %40)");
+    }
+  }
+
   // Split off ?options first: they apply to every scheme.
   if (auto q = rest.find('?'); q != std::string_view::npos) {
     parse_query(rest.substr(q + 1), u);
@@ -172,19 +187,43 @@ connection_url parse_url(std::string_view url) {
 
 std::string connection_url::redacted() const { return redact_url(original); }
 
+namespace {
+// Replaces the value of every ?password=... option (libpq accepts one) with "***".
+void redact_password_options(std::string& out) {
+  auto q = out.find('?');
+  if (q == std::string::npos) return;
+  std::size_t pos = q + 1;
+  while (pos < out.size()) {
+    auto end = out.find('&', pos);
+    if (end == std::string::npos) end = out.size();
+    auto eq = out.find('=', pos);
+    if (eq != std::string::npos && eq < end) {
+      std::string key = out.substr(pos, eq - pos);
+      std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (key == "password") {
+        out.replace(eq + 1, end - eq - 1, "***");
+        end = eq + 4;
+      }
+    }
+    pos = end + 1;
+  }
+}
+}  // namespace
+
 std::string redact_url(std::string_view url) noexcept {
   try {
     std::string out(url);
     auto sep = out.find("://");
-    if (sep == std::string::npos) return out;
-    auto start = sep + 3;
-    auto end = out.find_first_of("/?", start);
-    if (end == std::string::npos) end = out.size();
-    auto at = out.rfind('@', end);
-    if (at == std::string::npos || at < start) return out;
-    auto colon = out.find(':', start);
-    if (colon == std::string::npos || colon > at) return out;
-    out.replace(colon + 1, at - colon - 1, "***");
+    if (sep != std::string::npos) {
+      auto start = sep + 3;
+      auto end = out.find_first_of("/?", start);
+      if (end == std::string::npos) end = out.size();
+      auto at = out.rfind('@', end);
+      auto colon = out.find(':', start);
+      if (at != std::string::npos && at >= start && colon != std::string::npos && colon < at)
+        out.replace(colon + 1, at - colon - 1, "***");
+    }
+    redact_password_options(out);
     return out;
   } catch (...) {
     return "<url>";

@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstring>
 
 #include "core/crypto.hpp"
@@ -20,7 +21,7 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
   if (text.empty()) return fail();
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || p == text.data() || v < 0) return fail();
+  if (ec != std::errc{} || p == text.data() || !std::isfinite(v) || v < 0) return fail();  // from_chars takes "nan", "inf"
   std::string_view unit(p, text.data() + text.size() - p);
   double ms = 0;
   if (unit.empty() || unit == "s") ms = v * 1000;
