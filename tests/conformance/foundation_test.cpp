@@ -1,0 +1,451 @@
+// tests/conformance/foundation_test.cpp — the foundation on all five combinations:
+// connecting, the migration runner (fresh, idempotent, drift, user folders, failures,
+// eight racing processes), error classification against the real servers (duplicate
+// key, killed connection, the commit trap), the round-trip counter, and attach().
+#include <cppconn/connection.h>
+#include <cppconn/driver.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <soci/mysql/soci-mysql.h>
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/soci.h>
+#include <soci/sqlite3/soci-sqlite3.h>
+
+#include <pqxx/pqxx>
+
+#include <map>
+#include <sstream>
+
+#include "conformance/fixture.hpp"
+#include "core/crypto.hpp"
+#include "dblock/mysql.hpp"
+#include "dblock/pqxx.hpp"
+#include "dblock/soci.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace dblock::test {
+namespace {
+
+bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+
+class FoundationConformance : public conformance {
+ protected:
+  // Asserts that `db` holds exactly dblock's embedded migrations, once each, in order.
+  void expect_full_history(database& db) {
+    const auto files = dblock_migration_files(kind());
+    const auto hist = db.applied_migrations("dblock");
+    ASSERT_EQ(hist.size(), files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      EXPECT_EQ(hist[i].version, static_cast<int>(i + 1));
+      EXPECT_EQ(hist[i].checksum, detail::sha256_hex(detail::find_embedded(files[i])));
+      EXPECT_TRUE(contains(files[i], "_" + hist[i].name + ".sql")) << files[i] << " vs " << hist[i].name;
+    }
+    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_schema_migrations WHERE scope = $1", {std::string("dblock")}),
+              static_cast<std::int64_t>(files.size()));
+  }
+};
+
+TEST_P(FoundationConformance, ConnectAndPing) {
+  auto db = open_unmigrated();
+  EXPECT_EQ(db.kind(), kind());
+  EXPECT_EQ(db.client(), client());
+  EXPECT_NO_THROW(db.ping());
+  EXPECT_EQ(query_int(db, "SELECT 1 + $1", {std::int64_t{41}}), 42);
+  // describe() is for messages: it must never carry the password.
+  auto pw = parse_url(url()).password;
+  if (pw) {
+    EXPECT_FALSE(contains(db.describe(), *pw)) << "describe() shows the password";
+  }
+}
+
+TEST_P(FoundationConformance, MigrateFreshDatabaseAppliesAll) {
+  auto db = dblock::open(fresh_database());
+  EXPECT_THROW(db.require_schema(), schema_missing);
+  EXPECT_TRUE(db.applied_migrations("dblock").empty());
+
+  const auto files = dblock_migration_files(kind());
+  ASSERT_GE(files.size(), 2u);
+  auto res = db.migrate();
+  EXPECT_EQ(res.already_applied, 0u);
+  ASSERT_EQ(res.applied.size(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(res.applied[i].scope, "dblock");
+    EXPECT_EQ(res.applied[i].version, static_cast<int>(i + 1));
+    EXPECT_EQ(res.applied[i].file, files[i]);
+    EXPECT_EQ(res.applied[i].checksum, detail::sha256_hex(detail::find_embedded(files[i])));
+  }
+  EXPECT_NO_THROW(db.require_schema());
+  expect_full_history(db);
+
+  for (const char* t : {"dblock_locks", "dblock_idempotency", "dblock_schema_migrations"})
+    EXPECT_TRUE(table_exists(db, t)) << t;
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks"), 0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_idempotency"), 0);
+  // The fencing source exists and starts at the beginning.
+  switch (kind()) {
+    case dialect::postgresql: EXPECT_EQ(query_int(db, "SELECT nextval('dblock_fence_seq')"), 1); break;
+    case dialect::mysql: EXPECT_EQ(query_int(db, "SELECT NEXTVAL(dblock_fence_seq)"), 1); break;
+    case dialect::sqlite: EXPECT_EQ(query_int(db, "SELECT last FROM dblock_fence WHERE id = 1"), 0); break;
+  }
+}
+
+TEST_P(FoundationConformance, RemigrateAppliesNone) {
+  const auto url = fresh_database();
+  const auto n = dblock_migration_files(kind()).size();
+  auto db = dblock::open(url);
+  ASSERT_EQ(db.migrate().applied.size(), n);
+
+  auto again = db.migrate();
+  EXPECT_TRUE(again.applied.empty());
+  EXPECT_EQ(again.already_applied, n);
+
+  auto other = dblock::open(url);  // another connection, same answer
+  auto third = other.migrate();
+  EXPECT_TRUE(third.applied.empty());
+  EXPECT_EQ(third.already_applied, n);
+  expect_full_history(other);
+}
+
+TEST_P(FoundationConformance, EditedAppliedMigrationIsRefused) {
+  const auto url = fresh_database();
+  auto db = dblock::open(url);
+  const auto dir = temp_path() / "drift";
+  const std::string original = "CREATE TABLE drift_a (id INTEGER);\n";
+  write_file(dir / "0001_x.sql", original);
+  auto first = db.migrate_dir(dir, "app");
+  ASSERT_EQ(first.applied.size(), 1u);
+  const auto before = db.applied_migrations("app");
+  ASSERT_EQ(before.size(), 1u);
+
+  // Edit the applied file and add a new one: the run must stop at the edit.
+  write_file(dir / "0001_x.sql", original + "CREATE TABLE drift_b (id INTEGER);\n");
+  write_file(dir / "0002_y.sql", "CREATE TABLE drift_c (id INTEGER);\n");
+  try {
+    (void)db.migrate_dir(dir, "app");
+    ADD_FAILURE() << "an edited, applied migration was accepted";
+  } catch (const migration_error& e) {
+    EXPECT_TRUE(contains(e.what(), "0001_x.sql")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "edited")) << e.what();
+    EXPECT_FALSE(e.retryable());
+  }
+
+  // Nothing changed, as seen from a second connection (which also proves the
+  // migration lock was released: it would time out otherwise).
+  auto other = dblock::open(url);
+  const auto after = other.applied_migrations("app");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].checksum, before[0].checksum);
+  EXPECT_TRUE(table_exists(other, "drift_a"));
+  EXPECT_FALSE(table_exists(other, "drift_b"));
+  EXPECT_FALSE(table_exists(other, "drift_c"));
+
+  // Putting the file back lets the run continue with 0002.
+  write_file(dir / "0001_x.sql", original);
+  migrate_options quick;
+  quick.lock_wait = std::chrono::seconds(5);
+  auto fixed = other.migrate_dir(dir, "app", quick);
+  ASSERT_EQ(fixed.applied.size(), 1u);
+  EXPECT_EQ(fixed.applied[0].version, 2);
+  EXPECT_EQ(fixed.already_applied, 1u);
+  EXPECT_TRUE(table_exists(other, "drift_c"));
+}
+
+TEST_P(FoundationConformance, UserFolderHasItsOwnScope) {
+  const auto url = fresh_database();
+  auto db = dblock::open(url);
+  const auto n = db.migrate().applied.size();
+  const auto dir = temp_path() / "app";
+  // A dialect subfolder, when present, is used instead of the top level.
+  write_file(dir / "0001_wrong.sql", "THIS IS NOT SQL;\n");
+  const auto sub = dir / detail::dialect_dir(kind());
+  write_file(sub / "0001_users.sql", "-- users\nCREATE TABLE app_users (id INTEGER PRIMARY KEY, name VARCHAR(50));\n");
+  write_file(sub / "0002_orders.sql",
+             "CREATE TABLE app_orders (id INTEGER PRIMARY KEY, note VARCHAR(50));\n"
+             "INSERT INTO app_orders (id, note) VALUES (1, 'semi;colon');\n");
+
+  auto res = db.migrate_dir(dir, "app");
+  ASSERT_EQ(res.applied.size(), 2u);
+  EXPECT_EQ(res.already_applied, 0u);
+  EXPECT_EQ(res.applied[0].scope, "app");
+  EXPECT_EQ(res.applied[0].version, 1);
+  EXPECT_EQ(res.applied[0].name, "users");
+  EXPECT_EQ(res.applied[1].version, 2);
+  EXPECT_EQ(res.applied[1].name, "orders");
+  EXPECT_TRUE(table_exists(db, "app_users"));
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM app_orders WHERE note = $1", {std::string("semi;colon")}), 1);
+
+  EXPECT_EQ(db.applied_migrations("app").size(), 2u);
+  EXPECT_EQ(db.applied_migrations("dblock").size(), n);  // dblock's own scope untouched
+
+  // Another scope may reuse version numbers.
+  const auto dir2 = temp_path() / "billing";
+  write_file(dir2 / "0001_invoices.sql", "CREATE TABLE billing_invoices (id INTEGER);\n");
+  auto billing = db.migrate_dir(dir2, "billing");
+  ASSERT_EQ(billing.applied.size(), 1u);
+  EXPECT_EQ(db.applied_migrations("billing").size(), 1u);
+
+  auto again = db.migrate_dir(dir, "app");
+  EXPECT_TRUE(again.applied.empty());
+  EXPECT_EQ(again.already_applied, 2u);
+
+  EXPECT_THROW((void)db.migrate_dir(dir, "dblock"), invalid_argument);  // reserved
+  EXPECT_THROW((void)db.migrate_dir(dir, ""), invalid_argument);
+  EXPECT_THROW((void)db.migrate_dir(temp_path() / "missing", "app"), invalid_argument);
+}
+
+TEST_P(FoundationConformance, FailingUserMigrationIsReportedAndNotRecorded) {
+  const auto url = fresh_database();
+  auto db = dblock::open(url);
+  const auto dir = temp_path() / "fail";
+  write_file(dir / "0001_ok.sql", "CREATE TABLE fail_ok (id INTEGER);\n");
+  write_file(dir / "0002_bad.sql",
+             "CREATE TABLE fail_first (id INTEGER);\n"
+             "THIS IS NOT SQL;\n"
+             "CREATE TABLE fail_third (id INTEGER);\n");
+  write_file(dir / "0003_later.sql", "CREATE TABLE fail_later (id INTEGER);\n");
+  try {
+    (void)db.migrate_dir(dir, "app");
+    ADD_FAILURE() << "a migration with invalid SQL succeeded";
+  } catch (const migration_error& e) {
+    EXPECT_TRUE(contains(e.what(), "0002_bad.sql")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "statement 2")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "THIS IS NOT SQL")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "not recorded")) << e.what();
+  }
+
+  auto other = dblock::open(url);
+  std::vector<int> versions;
+  for (const auto& m : other.applied_migrations("app")) versions.push_back(m.version);
+  // The run stops at the failure everywhere: nothing after statement 2 of 0002 ran.
+  EXPECT_FALSE(table_exists(other, "fail_third"));
+  EXPECT_FALSE(table_exists(other, "fail_later"));
+  switch (kind()) {
+    case dialect::postgresql:
+      // Each file is one transaction with its history row: 0001 stays, 0002 vanishes whole.
+      EXPECT_EQ(versions, std::vector<int>{1});
+      EXPECT_TRUE(table_exists(other, "fail_ok"));
+      EXPECT_FALSE(table_exists(other, "fail_first"));
+      break;
+    case dialect::mysql:
+      // DDL autocommits: 0001 stays, and 0002's first statement stays too (the documented
+      // MySQL limitation), but 0002 is not recorded, so the user can fix it and re-run.
+      EXPECT_EQ(versions, std::vector<int>{1});
+      EXPECT_TRUE(table_exists(other, "fail_ok"));
+      EXPECT_TRUE(table_exists(other, "fail_first"));
+      break;
+    case dialect::sqlite:
+      // The whole run is one BEGIN IMMEDIATE transaction: all of it rolls back.
+      EXPECT_TRUE(versions.empty());
+      EXPECT_FALSE(table_exists(other, "fail_ok"));
+      EXPECT_FALSE(table_exists(other, "fail_first"));
+      break;
+  }
+}
+
+TEST_P(FoundationConformance, DuplicateKeyIsUniqueViolation) {
+  auto db = open_unmigrated();
+  const auto t = unique_name("dup");
+  raw_exec(db, "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY, code VARCHAR(20) UNIQUE)");
+  const std::string insert = "INSERT INTO " + t + " (id, code) VALUES ($1, $2)";
+  raw_query(db, insert, {std::int64_t{1}, std::string("a")});
+
+  auto expect_unique = [&](std::vector<detail::value> params, const char* what) {
+    try {
+      raw_query(db, insert, std::move(params));
+      ADD_FAILURE() << what << ": duplicate accepted";
+    } catch (const unique_violation& e) {
+      EXPECT_EQ(e.kind(), error_kind::unique_violation);
+      EXPECT_FALSE(e.retryable());
+      switch (kind()) {
+        case dialect::postgresql: EXPECT_EQ(e.sqlstate(), "23505") << what; break;
+        case dialect::mysql: EXPECT_EQ(e.vendor_code(), 1062) << what; break;
+        case dialect::sqlite:
+          // 1555 SQLITE_CONSTRAINT_PRIMARYKEY, 2067 SQLITE_CONSTRAINT_UNIQUE
+          EXPECT_TRUE(e.vendor_code() == 1555 || e.vendor_code() == 2067) << what << ": " << e.vendor_code();
+          break;
+      }
+    } catch (const error& e) {
+      ADD_FAILURE() << what << ": classified as " << to_string(e.kind()) << ": " << e.what();
+    }
+  };
+  expect_unique({std::int64_t{1}, std::string("b")}, "primary key");
+  expect_unique({std::int64_t{2}, std::string("a")}, "unique column");
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM " + t), 1);  // the connection is still usable
+  raw_exec(db, "DROP TABLE " + t);
+}
+
+TEST_P(FoundationConformance, KilledConnectionIsRetryableConnectionError) {
+  if (!can_kill_connections()) GTEST_SKIP() << "SQLite is embedded: there is no server connection to kill";
+  auto victim = open_unmigrated();
+  victim.ping();
+  ASSERT_NO_FATAL_FAILURE(kill_connection(victim));
+  try {
+    victim.ping();
+    ADD_FAILURE() << "ping on a killed connection returned normally";
+  } catch (const connection_error& e) {
+    EXPECT_EQ(e.kind(), error_kind::connection);
+    EXPECT_TRUE(e.retryable());
+  } catch (const error& e) {
+    ADD_FAILURE() << "classified as " << to_string(e.kind()) << " (sqlstate '" << e.sqlstate() << "', code "
+                  << e.vendor_code() << "): " << e.what();
+  }
+}
+
+// THE COMMIT TRAP (CLIENT-NOTES): Connector/C++ 1.1.12's Connection::commit() returns
+// normally on a dead connection and the rows are gone. Whatever the backend, a commit
+// on a connection killed mid-transaction must throw, and the row must not be there.
+TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
+  if (!can_kill_connections()) GTEST_SKIP() << "SQLite is embedded: there is no server connection to kill";
+  auto victim = open_unmigrated();
+  const auto t = unique_name("trap");
+  raw_exec(victim, "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY)");
+  bool committed = false;
+  try {
+    victim.backend()->in_transaction([&] {
+      raw_query(victim, "INSERT INTO " + t + " (id) VALUES ($1)", {std::int64_t{1}});
+      kill_connection(victim);
+    });
+    committed = true;
+  } catch (const commit_unknown& e) {
+    EXPECT_FALSE(e.retryable()) << "a commit with an unknown outcome must never be retried blindly";
+  } catch (const connection_error& e) {
+    EXPECT_TRUE(e.retryable());
+  } catch (const error& e) {
+    ADD_FAILURE() << "classified as " << to_string(e.kind()) << ": " << e.what();
+  }
+  EXPECT_FALSE(committed) << "COMMIT on a killed connection returned normally";
+  EXPECT_FALSE(victim.backend()->raw().in_transaction());
+
+  auto checker = open_unmigrated();
+  EXPECT_EQ(query_int(checker, "SELECT COUNT(*) FROM " + t), 0) << "the row of the lost transaction is there";
+  raw_exec(checker, "DROP TABLE " + t);
+}
+
+// The round-trip counter later primitives assert on (DESIGN principle 2). Observed:
+//  - ping: 1 round trip. Exception: Connector/C++ prepares each statement once per
+//    connection (COM_STMT_PREPARE is a round trip), so its first ping costs 2.
+//  - migrate() on an up-to-date database, same connection: 4 on every combination:
+//      PostgreSQL: pg_try_advisory_lock, history_present, history_list, pg_advisory_unlock
+//      MariaDB:    GET_LOCK, history_present, history_list, RELEASE_LOCK
+//      SQLite:     BEGIN IMMEDIATE, history_present, history_list, COMMIT
+//    (its statements are already prepared on Connector/C++ by the first migrate).
+//  - the same on a new Connector/C++ connection: 8 (4 prepares + 4 executions).
+TEST_P(FoundationConformance, RoundTripCounter) {
+  const auto url = fresh_database();
+  auto db = dblock::open(url);
+  (void)db.migrate();
+  const bool prepares = client() == client_library::mysql;
+  EXPECT_EQ(round_trips_of(db, [&] { db.ping(); }), prepares ? 2u : 1u);
+  EXPECT_EQ(round_trips_of(db, [&] { db.ping(); }), 1u);
+  EXPECT_EQ(round_trips_of(db, [&] { db.ping(); }), 1u);
+  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(); }), 4u);
+  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(); }), 4u);
+
+  auto fresh_conn = dblock::open(url);
+  EXPECT_EQ(round_trips_of(fresh_conn, [&] { (void)fresh_conn.migrate(); }), prepares ? 8u : 4u);
+
+  // A transaction is BEGIN + statements + COMMIT.
+  EXPECT_EQ(round_trips_of(db, [&] { db.backend()->in_transaction([&] { db.ping(); }); }), 3u);
+}
+
+// attach(): dblock works on the connection the user already holds.
+TEST_P(FoundationConformance, AttachUsersOwnConnection) {
+  const auto url = fresh_database();
+  const auto u = parse_url(url);
+  const auto n = dblock_migration_files(kind()).size();
+  auto exercise = [&](database db) {
+    EXPECT_EQ(db.kind(), kind());
+    EXPECT_EQ(db.client(), client());
+    EXPECT_TRUE(contains(db.describe(), "attached")) << db.describe();
+    EXPECT_FALSE(db.backend()->can_reopen());
+    auto res = db.migrate();
+    EXPECT_EQ(res.applied.size(), n);
+    EXPECT_NO_THROW(db.ping());
+    EXPECT_NO_THROW(db.require_schema());
+    EXPECT_EQ(db.migrate().already_applied, n);
+  };
+  const std::string count_sql = "SELECT COUNT(*) FROM dblock_schema_migrations";
+
+  if (client() == client_library::pqxx) {
+    pqxx::connection c(url);
+    exercise(attach(c));
+    // The user's connection is still theirs and sees the schema.
+    EXPECT_EQ(pqxx::nontransaction(c).exec1(count_sql)[0].as<long long>(), static_cast<long long>(n));
+  } else if (client() == client_library::mysql) {
+    EXPECT_THROW((void)attach(static_cast<sql::Connection*>(nullptr)), invalid_argument);
+    sql::ConnectOptionsMap o;
+    o["hostName"] = sql::SQLString("tcp://" + u.host + ":" + std::to_string(u.port.value_or(3306)));
+    o["userName"] = sql::SQLString(u.user);
+    o["password"] = sql::SQLString(u.password.value_or(""));
+    o["schema"] = sql::SQLString(u.database);
+    std::unique_ptr<sql::Connection> c(get_driver_instance()->connect(o));
+    exercise(attach(c.get()));
+    std::unique_ptr<sql::Statement> st(c->createStatement());
+    std::unique_ptr<sql::ResultSet> rs(st->executeQuery(count_sql));
+    ASSERT_TRUE(rs->next());
+    EXPECT_EQ(rs->getInt64(1), static_cast<std::int64_t>(n));
+  } else {
+    std::unique_ptr<soci::session> s;
+    auto q = [](const std::string& v) { return "'" + v + "'"; };  // test values have no quotes
+    switch (kind()) {
+      case dialect::sqlite: s = std::make_unique<soci::session>(soci::sqlite3, "db=" + u.database); break;
+      case dialect::postgresql:
+        s = std::make_unique<soci::session>(soci::postgresql, "dbname=" + q(u.database) + " host=" + q(u.host) +
+                                                                  " port=" + std::to_string(u.port.value_or(5432)) +
+                                                                  " user=" + q(u.user) +
+                                                                  " password=" + q(u.password.value_or("")));
+        break;
+      case dialect::mysql:
+        s = std::make_unique<soci::session>(soci::mysql, "db=" + q(u.database) + " host=" + q(u.host) +
+                                                             " port=" + std::to_string(u.port.value_or(3306)) +
+                                                             " user=" + q(u.user) +
+                                                             " password=" + q(u.password.value_or("")));
+        break;
+    }
+    exercise(attach(*s));
+    long long count = 0;
+    *s << count_sql, soci::into(count);
+    EXPECT_EQ(count, static_cast<long long>(n));
+  }
+}
+
+// Eight `dblock migrate` processes started at the same instant on a fresh database:
+// all exit 0, and every migration is applied by exactly one of them.
+TEST_P(FoundationConformance, EightConcurrentMigrateProcesses) {
+  const auto url = fresh_database();
+  const auto files = dblock_migration_files(kind());
+  constexpr int processes = 8;
+  std::vector<child> kids;
+  {
+    start_barrier gate;
+    for (int i = 0; i < processes; ++i) {
+      process_options o;
+      o.argv = {DBLOCK_BINARY, "migrate"};
+      o.env["DBLOCK_URL"] = url;  // not on the command line: it has the password
+      o.cwd = temp_path();
+      kids.push_back(start_process(o, &gate));
+    }
+    gate.open();
+  }
+  std::map<std::string, int> applied_by;  // migration file -> processes that applied it
+  for (int i = 0; i < processes; ++i) {
+    auto r = kids[static_cast<std::size_t>(i)].wait();
+    EXPECT_EQ(r.exit_code, 0) << "process " << i << " stderr: " << scrubbed(r.err);
+    EXPECT_TRUE(r.err.empty()) << "process " << i << " stderr: " << scrubbed(r.err);
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.starts_with("applied dblock ")) ++applied_by[line.substr(15)];
+  }
+  for (const auto& f : files) EXPECT_EQ(applied_by[f], 1) << f << " applied by " << applied_by[f] << " processes";
+  EXPECT_EQ(applied_by.size(), files.size());
+
+  auto db = dblock::open(url);
+  expect_full_history(db);
+  EXPECT_NO_THROW(db.require_schema());
+}
+
+DBLOCK_CONFORMANCE_SUITE(FoundationConformance);
+
+}  // namespace
+}  // namespace dblock::test

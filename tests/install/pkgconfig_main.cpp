@@ -1,0 +1,18 @@
+// Built by tests/install/run.cmake with only `pkg-config --cflags --libs dblock`:
+// proves the installed dblock.pc is enough to compile and link a program.
+#include <dblock/dblock.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  try {
+    auto db = dblock::open(std::string("sqlite:") + (argc > 1 ? argv[1] : "pkgconfig.db"));
+    (void)db.migrate();
+    db.ping();
+    std::cout << "pkg-config consumer ok\n";
+    return 0;
+  } catch (const dblock::error& e) {
+    std::cerr << "dblock error: " << e.what() << "\n";
+    return 1;
+  }
+}
