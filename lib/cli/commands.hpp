@@ -46,5 +46,6 @@ struct command_registry {
 
 void add_migrate_commands(CLI::App& app, global_options& g, command_registry& reg);  // migrate.cpp
 void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg);     // locks.cpp
+void add_reap_commands(CLI::App& app, global_options& g, command_registry& reg);     // reap.cpp
 
 }  // namespace dblock::cli

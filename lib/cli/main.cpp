@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   cli::command_registry reg;
   cli::add_migrate_commands(app, g, reg);
   cli::add_lock_commands(app, g, reg);
+  cli::add_reap_commands(app, g, reg);
 
   try {
     app.parse(argc, argv);

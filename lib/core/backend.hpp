@@ -62,6 +62,10 @@ class driver {
   virtual void listen(const std::string& /*channel*/) {}
   virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/) { return {}; }
 
+  // SQLite only: how long a statement waits for the database's write lock before
+  // failing with SQLITE_BUSY (lock_not_available). Others ignore it.
+  virtual void set_busy_timeout(std::chrono::milliseconds /*wait*/) {}
+
  protected:
   std::uint64_t round_trips_ = 0;
 };
@@ -104,17 +108,23 @@ class backend {
   [[nodiscard]] std::vector<migration_info> applied(const std::string& scope);
   void record_migration(const migration_info& m);
   void run_script(std::string_view sql);
+  void set_busy_timeout(std::chrono::milliseconds wait);
 
   [[nodiscard]] driver& raw() noexcept { return *driver_; }
 
  private:
   result exec_locked(std::string_view name, std::span<const value> params);
+  void revive();
+  template <typename F>
+  auto guarded(F&& f) -> decltype(f());
 
   std::unique_ptr<driver> driver_;
   driver_factory reopen_;
   dialect kind_;
   client_library client_;
   mutable std::recursive_mutex mu_;
+  bool broken_ = false;                      // the last statement lost the connection
+  std::uint64_t retired_round_trips_ = 0;   // round trips of replaced connections
 };
 
 }  // namespace dblock::detail

@@ -1,10 +1,9 @@
 // lib/core/database.cpp — the backend operations (backend.hpp) written once over a
 // driver, and the public dblock::database handle that forwards to them.
-#include <random>
-#include <thread>
 
 #include "core/backend.hpp"
 #include "core/crypto.hpp"
+#include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
 
 namespace dblock::detail {
@@ -18,7 +17,31 @@ std::string backend::describe() const { return driver_->describe(); }
 
 std::uint64_t backend::round_trips() const noexcept {
   std::lock_guard lock(mu_);
-  return driver_->round_trips();
+  return retired_round_trips_ + driver_->round_trips();
+}
+
+// A connection this backend opened itself and lost is replaced before the next
+// statement (never in the middle of a transaction, never for an attached connection):
+// Connector/C++ and SOCI do not reconnect by themselves, and a silent reconnect inside
+// a transaction would hide the loss. The failed statement itself is not retried.
+void backend::revive() {
+  if (!broken_ || !reopen_ || driver_->in_transaction()) return;
+  auto fresh = reopen_();
+  retired_round_trips_ += driver_->round_trips();
+  driver_ = std::move(fresh);
+  broken_ = false;
+}
+
+template <typename F>
+auto backend::guarded(F&& f) -> decltype(f()) {
+  revive();
+  try {
+    return f();
+  } catch (const error& e) {
+    if ((e.kind() == error_kind::connection || e.kind() == error_kind::commit_unknown) && !driver_->in_transaction())
+      broken_ = true;
+    throw;
+  }
 }
 
 std::shared_ptr<backend> backend::reopen() const {
@@ -27,8 +50,7 @@ std::shared_ptr<backend> backend::reopen() const {
 }
 
 result backend::exec_locked(std::string_view name, std::span<const value> params) {
-  const statement& st = get_statement(kind_, driver_->style(), name);
-  return driver_->run(st, params);
+  return guarded([&] { return driver_->run(get_statement(kind_, driver_->style(), name), params); });
 }
 
 result backend::exec(std::string_view name, std::span<const value> params) {
@@ -42,27 +64,36 @@ result backend::exec(std::string_view name, std::initializer_list<value> params)
 
 result backend::exec_statement(const statement& st, std::span<const value> params) {
   std::lock_guard lock(mu_);
-  return driver_->run(st, params);
+  return guarded([&] { return driver_->run(st, params); });
 }
 
 void backend::in_transaction(const std::function<void()>& fn) {
   std::lock_guard lock(mu_);
   if (driver_->in_transaction()) throw internal_error("nested transaction on one dblock connection");
-  driver_->begin();
+  guarded([&] { driver_->begin(); });
   try {
     fn();
+  } catch (const error& e) {
+    driver_->rollback();
+    if (e.kind() == error_kind::connection) broken_ = true;
+    throw;
   } catch (...) {
     driver_->rollback();
     throw;
   }
-  driver_->commit();
+  guarded([&] { driver_->commit(); });
 }
 
 void backend::ping() { exec("ping"); }
 
+void backend::set_busy_timeout(std::chrono::milliseconds wait) {
+  std::lock_guard lock(mu_);
+  driver_->set_busy_timeout(wait);
+}
+
 void backend::run_script(std::string_view sql) {
   std::lock_guard lock(mu_);
-  driver_->run_script(sql);
+  guarded([&] { driver_->run_script(sql); });
 }
 
 bool backend::schema_present() {
@@ -81,40 +112,15 @@ constexpr std::string_view migration_lock_name = "dblock:migrate";
 }
 
 bool backend::migration_lock(std::chrono::milliseconds wait) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + wait;
-  switch (kind_) {
-    case dialect::sqlite:
-      return true;  // the run is one BEGIN IMMEDIATE transaction (migrate.cpp)
-    case dialect::mysql: {
-      // GET_LOCK waits server-side; whole seconds, at least 1 so a short wait still waits.
-      auto secs = std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::seconds>(wait).count());
-      auto r = exec("session_lock_wait", {std::string(migration_lock_name), secs});
-      return !r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1";
-    }
-    case dialect::postgresql: {
-      // pg_advisory_lock has no timeout of its own: poll the try variant with jitter.
-      std::mt19937 rng(std::random_device{}());
-      const std::int64_t key = sha256_int64(migration_lock_name);
-      for (int attempt = 0;; ++attempt) {
-        auto r = exec("session_try_lock", {key});
-        if (!r.rows.empty() && r.rows[0][0] && (*r.rows[0][0] == "t" || *r.rows[0][0] == "1")) return true;
-        if (clock::now() >= deadline) return false;
-        int cap = std::min(200, 10 << std::min(attempt, 4));
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng)));
-      }
-    }
-  }
-  return false;
+  // SQLite: the run is one BEGIN IMMEDIATE transaction instead (migrate.cpp).
+  if (kind_ == dialect::sqlite) return true;
+  return session_wait(*this, migration_lock_name, wait);
 }
 
 void backend::migration_unlock() noexcept {
+  if (kind_ == dialect::sqlite) return;
   try {
-    switch (kind_) {
-      case dialect::sqlite: break;
-      case dialect::mysql: exec("session_unlock", {std::string(migration_lock_name)}); break;
-      case dialect::postgresql: exec("session_unlock", {sha256_int64(migration_lock_name)}); break;
-    }
+    session_release(*this, migration_lock_name);
   } catch (...) {
     // The server releases session locks when the connection ends; nothing to add here.
   }

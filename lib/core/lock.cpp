@@ -16,6 +16,7 @@
 #include "core/lock_store.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/lock.hpp"
+#include "dblock/metrics.hpp"
 
 namespace dblock {
 
@@ -117,6 +118,7 @@ struct session_core {
   }
 
   void fire(const std::vector<lost_lease>& lost) {
+    if (!lost.empty()) detail::count(counter::lock_lost, lost.size());
     if (!opts.on_lost) return;
     for (const auto& l : lost) {
       try {
@@ -151,6 +153,7 @@ struct session_core {
         auto still = lock_store::renew(*watch, owner, opts.ttl.count(), names.size(), names);
         std::sort(still.begin(), still.end());
         failures = 0;
+        detail::count(counter::lock_renewals);
         std::lock_guard l(mu);
         for (auto& [n, h] : held) {
           if (h->lost || h->granted_at >= t0) continue;  // granted during the renewal: judged next time
@@ -160,9 +163,21 @@ struct session_core {
             lost.push_back({n, h->fence, h->lost_reason});
           }
         }
+      } catch (const lock_not_available& e) {
+        // SQLite busy: retry almost at once (see the constructor); give up at the deadline.
+        detail::count(counter::lock_renewal_failures);
+        const auto now = clock_type::now();
+        std::lock_guard l(mu);
+        for (auto& [n, h] : held) {
+          if (!h->lost && now >= h->deadline &&
+              mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
+            lost.push_back({n, h->fence, h->lost_reason});
+        }
+        next = milliseconds(std::uniform_int_distribution<int>(1, 5)(rng));
       } catch (const std::exception& e) {
         // Keep trying within the lease: sooner, with jitter; give up per lock at its deadline.
         ++failures;
+        detail::count(counter::lock_renewal_failures);
         const auto now = clock_type::now();
         std::lock_guard l(mu);
         for (auto& [n, h] : held) {
@@ -259,6 +274,10 @@ session::session(database db, session_options opts) : core_(std::make_shared<det
   if (c.holder.size() > 255) c.holder.resize(255);
   // The watchdog gets its own connection so renewals never queue behind user work.
   c.watch = c.db->can_reopen() ? c.db->reopen() : c.db;
+  // SQLite's busy handler sleeps up to 100 ms between retries and is unfair to a long
+  // waiter: under write contention the watchdog could starve past the lease. Its own
+  // connection fails fast instead and the watchdog retries every few milliseconds.
+  if (c.watch != c.db && c.watch->kind() == dialect::sqlite) c.watch->set_busy_timeout(milliseconds(20));
   c.watchdog = std::thread([core = core_.get()] { core->watchdog_loop(); });
 }
 
@@ -281,11 +300,18 @@ std::optional<lease> session::try_acquire(std::string_view name_view) {
     if (auto it = c.held.find(name); it != c.held.end() && !it->second->lost &&
                                      c.opts.scope == owner_scope::thread &&
                                      it->second->thread != std::this_thread::get_id())
+    {
+      detail::count(counter::lock_not_acquired);
       return std::nullopt;  // another thread of this session owns it
+    }
   }
   const auto t0 = clock_type::now();  // before sending: the local deadline errs early
   auto r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder);
-  if (!r.granted) return std::nullopt;
+  if (!r.granted) {
+    detail::count(counter::lock_not_acquired);
+    return std::nullopt;
+  }
+  detail::count(counter::lock_acquired);
   std::shared_ptr<detail::held_lock> h;
   {
     std::lock_guard l(c.mu);
@@ -312,12 +338,21 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   auto& board = detail::release_board::get();
   const auto deadline = clock_type::now() + wait;
   std::mt19937_64 rng(std::random_device{}());
+  const auto started = clock_type::now();
+  auto record_wait = [&] {
+    detail::count(counter::lock_waits);
+    detail::observe_wait(std::chrono::duration<double>(clock_type::now() - started).count());
+  };
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
-    if (auto l = try_acquire(name)) return std::move(*l);
+    if (auto l = try_acquire(name)) {
+      if (attempt > 0) record_wait();
+      return std::move(*l);
+    }
     const auto now = clock_type::now();
     std::optional<lock_info> h;
     if (now >= deadline || attempt == 0) h = detail::lock_store::holder(*c.db, name);
+    if (now >= deadline && attempt > 0) record_wait();
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
     if (attempt == 0) c.ensure_listener();
@@ -406,6 +441,7 @@ void lease::release() {
   bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold);
   if (final_hold) detail::release_board::get().bump(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
+  if (ours) detail::count(counter::lock_released);
   if (!ours) {
     std::vector<lost_lease> lost;
     {

@@ -142,6 +142,12 @@ class soci_driver final : public driver {
   }
   bool in_transaction() const noexcept override { return in_tx_ || external_tx_; }
 
+  void set_busy_timeout(std::chrono::milliseconds wait) override {
+    if (kind_ != dialect::sqlite) return;
+    auto* be = static_cast<soci::sqlite3_session_backend*>(sess_->get_backend());
+    sqlite3_busy_timeout(be->conn_, static_cast<int>(wait.count()));
+  }
+
   // SQLite connection set-up from sql/sqlite/connect.sql (WAL, synchronous, ...).
   void configure_sqlite() {
     auto* be = static_cast<soci::sqlite3_session_backend*>(sess_->get_backend());

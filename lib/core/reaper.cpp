@@ -1,0 +1,191 @@
+// lib/core/reaper.cpp — the reaper thread (dblock/reaper.hpp): batched deletes of
+// expired lock rows and idempotency records (sql/<dialect>/reap_*.sql), jittered
+// interval, backoff on errors, optional single active reaper via a session lock.
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "core/backend.hpp"
+#include "dblock/metrics.hpp"
+#include "dblock/reaper.hpp"
+#include "dblock/session_lock.hpp"
+
+namespace dblock {
+
+struct reaper::state {
+  database db;
+  std::shared_ptr<detail::backend> conn;
+  reaper_options opts;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  std::thread thread;
+  bool session_configured = false;
+  std::optional<session_lock> active;  // single_active: held across passes
+  std::mt19937_64 rng{std::random_device{}()};
+
+  explicit state(database d) : db(std::move(d)) {}
+
+  std::uint64_t batch(const char* name, std::initializer_list<detail::value> params) {
+    auto r = conn->exec(name, params);
+    if (!r.rows.empty() && r.rows[0][0]) return std::stoull(*r.rows[0][0]);  // PostgreSQL: COUNT(*) row
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.affected));
+  }
+
+  bool is_active() {
+    if (!opts.single_active) return true;
+    if (active && active->is_held()) return true;
+    active.reset();
+    active = session_lock::try_lock(db, "dblock:reaper");
+    return active.has_value();
+  }
+
+  reap_report pass() {
+    reap_report rep;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!is_active()) {
+      rep.skipped = true;
+      return rep;
+    }
+    if (!session_configured && conn->kind() == dialect::mysql && conn->can_reopen()) {
+      conn->exec("reaper_session");
+      session_configured = true;
+    }
+    const std::int64_t n = opts.batch_size;
+    if (opts.reap_locks) {
+      for (int i = 0; i < opts.max_batches; ++i) {
+        const auto b0 = std::chrono::steady_clock::now();
+        auto k = batch("reap_locks", {static_cast<std::int64_t>(opts.grace.count()), n});
+        rep.locks += k;
+        if (k < static_cast<std::uint64_t>(n) || stop_requested()) break;
+        yield_writer(b0);
+      }
+    }
+    if (opts.reap_idempotency) {
+      for (int i = 0; i < opts.max_batches; ++i) {
+        const auto b0 = std::chrono::steady_clock::now();
+        auto k = batch("reap_idempotency", {n});
+        rep.idempotency += k;
+        if (k < static_cast<std::uint64_t>(n) || stop_requested()) break;
+        yield_writer(b0);
+      }
+    }
+    rep.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    if (rep.locks) detail::count(counter::reaped_locks, rep.locks);
+    if (rep.idempotency) detail::count(counter::reaped_idempotency, rep.idempotency);
+    detail::count(counter::reaper_runs);
+    return rep;
+  }
+
+  // SQLite has one writer at a time: back-to-back batches would starve other writers
+  // (lock renewals retry every few ms, see lock.cpp). Pause a quarter of the batch's
+  // time, 2-20 ms. PostgreSQL and MySQL lock rows, not the database.
+  void yield_writer(std::chrono::steady_clock::time_point batch_start) {
+    if (conn->kind() != dialect::sqlite) return;
+    auto took = std::chrono::steady_clock::now() - batch_start;
+    auto pause = std::clamp<std::chrono::steady_clock::duration>(took / 4, std::chrono::milliseconds(2),
+                                                                 std::chrono::milliseconds(20));
+    std::unique_lock l(mu);
+    cv.wait_for(l, pause, [&] { return stopping; });
+  }
+
+  bool stop_requested() {
+    std::lock_guard l(mu);
+    return stopping;
+  }
+
+  std::chrono::milliseconds jittered(std::chrono::milliseconds base) {
+    const double j = std::clamp(opts.jitter, 0.0, 1.0);
+    std::uniform_real_distribution<double> d(1.0 - j, 1.0 + j);
+    return std::chrono::milliseconds(static_cast<long long>(static_cast<double>(base.count()) * d(rng)));
+  }
+
+  void loop() {
+    int failures = 0;
+    auto next = std::chrono::milliseconds(0);  // first pass right away
+    for (;;) {
+      {
+        std::unique_lock l(mu);
+        if (cv.wait_for(l, next, [&] { return stopping; })) return;
+      }
+      try {
+        if (conn->kind() == dialect::mysql && failures > 0) session_configured = false;  // a new connection
+        auto rep = pass();
+        failures = 0;
+        next = jittered(opts.interval);
+        if (opts.on_pass) {
+          try {
+            opts.on_pass(rep);
+          } catch (...) {
+          }
+        }
+      } catch (const error& e) {
+        ++failures;
+        detail::count(counter::reaper_errors);
+        active.reset();
+        if (opts.on_error) {
+          try {
+            opts.on_error(e);
+          } catch (...) {
+          }
+        }
+        auto base = std::max<long long>(100, opts.interval.count() / 10) << std::min(failures - 1, 10);
+        next = jittered(std::chrono::milliseconds(std::min<long long>(base, opts.max_backoff.count())));
+      } catch (const std::exception& e) {
+        ++failures;
+        detail::count(counter::reaper_errors);
+        if (opts.on_error) {
+          try {
+            opts.on_error(internal_error(e.what()));
+          } catch (...) {
+          }
+        }
+        next = jittered(std::min(opts.max_backoff, opts.interval));
+      }
+    }
+  }
+};
+
+reaper::reaper(database db, reaper_options opts) : s_(std::make_unique<state>(db)) {
+  if (opts.batch_size < 1 || opts.batch_size > 100'000)
+    throw invalid_argument("reaper batch_size " + std::to_string(opts.batch_size) + " is out of range 1-100000");
+  if (opts.interval < std::chrono::milliseconds(10))
+    throw invalid_argument("reaper interval " + std::to_string(opts.interval.count()) + " ms is too short");
+  if (opts.grace < std::chrono::milliseconds(0)) throw invalid_argument("reaper grace must not be negative");
+  if (opts.max_batches < 1) throw invalid_argument("reaper max_batches must be at least 1");
+  s_->opts = std::move(opts);
+  s_->conn = db.backend()->can_reopen() ? db.backend()->reopen() : db.backend();
+}
+
+reaper::~reaper() { stop(); }
+
+void reaper::start() {
+  std::lock_guard l(s_->mu);
+  if (s_->thread.joinable()) return;
+  s_->stopping = false;
+  s_->thread = std::thread([s = s_.get()] { s->loop(); });
+}
+
+void reaper::stop() {
+  {
+    std::lock_guard l(s_->mu);
+    s_->stopping = true;
+  }
+  s_->cv.notify_all();
+  if (s_->thread.joinable()) s_->thread.join();
+  s_->active.reset();
+}
+
+bool reaper::running() const noexcept {
+  std::lock_guard l(s_->mu);
+  return s_->thread.joinable() && !s_->stopping;
+}
+
+reap_report reaper::run_once() {
+  if (running()) throw invalid_argument("run_once() while the reaper thread is running");
+  return s_->pass();
+}
+
+}  // namespace dblock

@@ -1,0 +1,294 @@
+// tests/conformance/reaper_test.cpp — the reaper, session locks and metrics on all five
+// combinations: 100,000 expired rows reaped while live locks are acquired and renewed
+// (no live row lost), crashed holders' rows removed after their TTL, the reaper running
+// through a database restart, session locks released when their connection is killed.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "conformance/fixture.hpp"
+#include "dblock/lock.hpp"
+#include "dblock/metrics.hpp"
+#include "dblock/reaper.hpp"
+#include "dblock/session_lock.hpp"
+#include "support/process.hpp"
+
+namespace dblock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ReaperConformance : public conformance {
+ protected:
+  // Inserts `n` lock rows named <prefix>_<i>, expired an hour ago by the server's clock.
+  void insert_expired_locks(database& db, const std::string& prefix, int n) {
+    switch (kind()) {
+      case dialect::postgresql:
+        raw_query(db,
+                  "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+                  "SELECT $1 || '_' || i, repeat('d', 32), 1, i, now() - interval '2 hours', "
+                  "now() - interval '1 hour', $1 FROM generate_series(1, CAST($2 AS integer)) AS i",
+                  {prefix, static_cast<std::int64_t>(n)});
+        break;
+      case dialect::mysql:
+        raw_query(db,
+                  "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+                  "SELECT CONCAT($1, '_', seq), REPEAT('d', 32), 1, seq, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, "
+                  "UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, $1 FROM seq_1_to_" + std::to_string(n),
+                  {prefix});
+        break;
+      case dialect::sqlite:
+        raw_query(db,
+                  "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $2) "
+                  "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+                  "SELECT $1 || '_' || i, 'dddddddddddddddddddddddddddddddd', 1, i, 0, 1000, $1 FROM c",
+                  {prefix, static_cast<std::int64_t>(n)});
+        break;
+    }
+  }
+  std::int64_t count_prefix(database& db, const std::string& prefix) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE holder = $1", {prefix});
+  }
+};
+
+TEST_P(ReaperConformance, ReapsOneHundredThousandExpiredRowsAndNoLiveOne) {
+  auto url = fresh_database();
+  auto db = dblock::open(url);
+  db.migrate();
+  const std::string prefix = "dead";
+  insert_expired_locks(db, prefix, 100'000);
+  ASSERT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks"), 100'000);
+
+  // Live traffic meanwhile: long-held locks renewed by a short TTL, and churn.
+  std::atomic<int> lost{0};
+  session_options so;
+  so.ttl = 2000ms;  // renewed every ~667 ms: several renewals during the pass
+  so.on_lost = [&](const lost_lease& l) {
+    ++lost;
+    ADD_FAILURE() << "lost " << l.name << ": " << l.reason;
+  };
+  auto live_db = dblock::open(url);
+  session live(live_db, so);
+  std::vector<lease> held;
+  for (int i = 0; i < 20; ++i) held.push_back(*live.try_acquire("live_" + std::to_string(i)));
+  std::atomic<bool> stop{false};
+  std::atomic<int> churn_errors{0}, churned{0};
+  std::thread churn([&] {
+    try {
+      auto cdb = dblock::open(url);
+      session s(cdb, so);
+      for (int i = 0; !stop; ++i) {
+        auto l = s.acquire("churn_" + std::to_string(i % 5), 5s);
+        l.release();
+        ++churned;
+        std::this_thread::sleep_for(2ms);  // steady traffic, not a write storm (SQLite has one writer)
+      }
+    } catch (const std::exception& e) {
+      ++churn_errors;
+      ADD_FAILURE() << e.what();
+    }
+  });
+
+  reaper_options ro;
+  ro.grace = 0ms;
+  ro.batch_size = 2000;
+  auto rdb = dblock::open(url);
+  reaper r(rdb, ro);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto rep = r.run_once();
+  const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::this_thread::sleep_for(1000ms);  // at least one renewal round after the reap
+  stop = true;
+  churn.join();
+
+  EXPECT_EQ(rep.locks, 100'000u);
+  EXPECT_EQ(count_prefix(db, prefix), 0);
+  EXPECT_EQ(lost.load(), 0) << "a live lock was reaped";
+  EXPECT_EQ(churn_errors.load(), 0);
+  EXPECT_GT(churned.load(), 0);
+  for (auto& l : held) {
+    EXPECT_TRUE(l.is_held()) << l.name();
+    EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {l.name()}), 1) << l.name();
+  }
+  for (auto& l : held) EXPECT_NO_THROW(l.release());
+  std::printf("[ reaper ] %s: 100000 rows in %.2f s = %.0f rows/s\n", combo().name, took, 100'000 / took);
+}
+
+TEST_P(ReaperConformance, CrashedHoldersRowIsReapedAfterItsTtlAndTheNameIsFree) {
+  const auto name = unique_name("crash");
+  const std::string u = url();
+  { auto migrated = open(); }  // the child must find the schema (a fresh SQLite file has none)
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      auto db = dblock::open(u);
+      session_options so;
+      so.ttl = 500ms;
+      session s(db, so);
+      auto l = s.try_acquire(name);
+      if (!l) ::_exit(2);
+      ::raise(SIGSTOP);  // wait here until the parent kills us
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
+  ASSERT_TRUE(WIFSTOPPED(status)) << "child failed to acquire";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  auto db = open();
+  ASSERT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name}), 1);
+  reaper_options ro;
+  ro.grace = 0ms;
+  ro.reap_idempotency = false;
+  reaper r(db, ro);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name}) != 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "crashed holder's row never reaped";
+    (void)r.run_once();
+    std::this_thread::sleep_for(50ms);
+  }
+  session s(db);
+  EXPECT_TRUE(s.try_acquire(name).has_value()) << "the name is free again";
+}
+
+TEST_P(ReaperConformance, ReaperThreadStopsPromptlyAndReportsPasses) {
+  auto db = open();
+  std::atomic<int> passes{0};
+  reaper_options ro;
+  ro.interval = 50ms;
+  ro.on_pass = [&](const reap_report&) { ++passes; };
+  reaper r(db, ro);
+  r.start();
+  EXPECT_TRUE(r.running());
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (passes < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  EXPECT_GE(passes.load(), 3);
+  const auto t0 = std::chrono::steady_clock::now();
+  r.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  EXPECT_FALSE(r.running());
+}
+
+TEST_P(ReaperConformance, OnlyOneSingleActiveReaperWorksAtATime) {
+  auto db1 = open();
+  auto db2 = open();
+  reaper_options ro;
+  ro.single_active = true;
+  reaper a(db1, ro), b(db2, ro);
+  auto ra = a.run_once();
+  auto rb = b.run_once();
+  EXPECT_FALSE(ra.skipped);
+  EXPECT_TRUE(rb.skipped) << "the second reaper must stand by while the first holds dblock:reaper";
+}
+
+// Restarts the database server (RUN_SERIAL): the reaper reports errors, backs off,
+// reconnects and keeps reaping.
+TEST_P(ReaperConformance, KeepsRunningThroughADatabaseServerRestart) {
+  const char* dir = std::getenv("DBLOCK_TEST_SERVERS_DIR");
+  if (kind() != dialect::sqlite && !dir) {
+    if (std::getenv("DBLOCK_TEST_REQUIRE_ALL")) FAIL() << "DBLOCK_TEST_SERVERS_DIR not set (scripts/servers)";
+    GTEST_SKIP() << "DBLOCK_TEST_SERVERS_DIR not set (scripts/servers)";
+  }
+  auto db = open();
+  std::atomic<int> errors{0};
+  reaper_options ro;
+  ro.interval = 100ms;
+  ro.grace = 0ms;
+  ro.max_backoff = 500ms;
+  ro.on_error = [&](const error&) { ++errors; };
+  reaper r(db, ro);
+  r.start();
+  if (kind() == dialect::sqlite) {
+    // SQLite has no server: its outage is another connection holding the database
+    // exclusively for a while (every reaper statement then fails with SQLITE_BUSY).
+    auto blocker = open();
+    blocker.backend()->set_busy_timeout(5000ms);
+    // (The reaper's statements wait on SQLite's busy timeout rather than fail.)
+    transact(blocker, [&](transaction_ref) {
+      raw_exec(blocker, "DELETE FROM dblock_locks WHERE name = 'nothing'");
+      std::this_thread::sleep_for(1500ms);
+    });
+  } else {
+    auto res = run_process({{DBLOCK_SERVERS_SCRIPT, kind() == dialect::postgresql ? "restart-pg" : "restart-mysql", dir},
+                            {},
+                            {},
+                            120s});
+    ASSERT_EQ(res.exit_code, 0) << res.err;
+  }
+  auto after = open();
+  const auto prefix = unique_name("restart");
+  insert_expired_locks(after, prefix, 50);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (count_prefix(after, prefix) != 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the reaper did not survive the restart";
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(r.running());
+  r.stop();
+}
+
+TEST_P(ReaperConformance, SessionLockExcludesAndIsFreedWhenItsConnectionIsKilled) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto name = unique_name("sess") + std::string(70, 'x');  // > 64 characters: hashed on MySQL
+  session_lock_options on_own;
+  on_own.dedicated_connection = false;  // on db1's connection, so the test can kill it
+  auto a = session_lock::try_lock(db1, name, on_own);
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->is_held());
+  EXPECT_FALSE(session_lock::try_lock(db2, name));
+  EXPECT_THROW((void)session_lock::lock(db2, name, 200ms), timeout_error);
+  if (!can_kill_connections()) {
+    // SQLite falls back to a lease lock: no connection to kill; check the release path.
+    a->unlock();
+    EXPECT_FALSE(a->is_held());
+    EXPECT_TRUE(session_lock::try_lock(db2, name)) << "free after unlock";
+    return;
+  }
+  ASSERT_NO_FATAL_FAILURE(kill_connection(db1));
+  auto b = session_lock::lock(db2, name, 10s);  // the server released it with the connection
+  EXPECT_TRUE(b.is_held());
+  EXPECT_FALSE(a->is_held());
+  EXPECT_THROW(a->unlock(), lock_lost);
+  b.unlock();
+  EXPECT_FALSE(b.is_held());
+}
+
+TEST_P(ReaperConformance, MetricsCountLockEventsAndRenderPrometheusText) {
+  auto db = open();
+  std::atomic<std::uint64_t> seen{0};
+  on_metric([&](counter c, std::uint64_t n) {
+    if (c == counter::lock_acquired) seen += n;
+  });
+  const auto before = metrics();
+  {
+    session a(db), b(open());
+    const auto name = unique_name("m");
+    auto l = a.try_acquire(name);
+    ASSERT_TRUE(l);
+    EXPECT_FALSE(b.try_acquire(name));
+    l->release();
+  }
+  on_metric(nullptr);
+  const auto after = metrics();
+  EXPECT_EQ(after[counter::lock_acquired] - before[counter::lock_acquired], 1u);
+  EXPECT_EQ(after[counter::lock_not_acquired] - before[counter::lock_not_acquired], 1u);
+  EXPECT_EQ(after[counter::lock_released] - before[counter::lock_released], 1u);
+  EXPECT_EQ(seen.load(), 1u);
+  const auto text = render_prometheus(after);
+  EXPECT_NE(text.find("# TYPE dblock_lock_acquired_total counter"), std::string::npos);
+  EXPECT_NE(text.find("dblock_lock_wait_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
+  EXPECT_NE(text.find("dblock_reaped_locks_total"), std::string::npos);
+}
+
+DBLOCK_CONFORMANCE_SUITE(ReaperConformance);
+
+}  // namespace
+}  // namespace dblock::test
