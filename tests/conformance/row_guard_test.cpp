@@ -321,6 +321,11 @@ TEST_P(RowGuardConformance, NowaitSkipLockedAndBoundedWaitAgainstARealHolder) {
     transact(c, [&](transaction_ref tx) {
       started = true;
       out = lock_row(tx, t, "id", std::int64_t{1}, {lock_wait::bounded, 20s}).outcome;
+      // After a bounded wait that locked, the session's own timeout is back too.
+      if (c.kind() == dialect::postgresql)
+        EXPECT_EQ(raw_query(c, "SELECT current_setting('lock_timeout')").rows.at(0).at(0).value_or("?"), "0");
+      else
+        EXPECT_EQ(query_int(c, "SELECT @@SESSION.innodb_lock_wait_timeout"), 50);
     });
     return out;
   });
