@@ -39,7 +39,7 @@ detail::identifier_slots slots(std::string_view table, std::string_view key_colu
                                std::pair<const char*, std::string_view> extra, const std::vector<std::string>& columns) {
   detail::identifier_slots ids{{"table", std::string(table)}, {"key", std::string(key_column)}};
   ids.emplace_back(extra.first, std::string(extra.second));
-  for (std::size_t i = 0; i < columns.size(); ++i) ids.emplace_back("c" + std::to_string(i + 1), columns[i]);
+  for (std::size_t i = 0; i < columns.size(); ++i) ids.emplace_back(std::string("c").append(std::to_string(i + 1)), columns[i]);
   return ids;
 }
 

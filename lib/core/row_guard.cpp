@@ -172,7 +172,7 @@ insert_result insert_or_lock(transaction_ref tx, std::string_view table, std::st
   detail::check_columns(names, 0, {key_column}, "insert_or_lock");
 
   detail::identifier_slots ids{{"table", std::string(table)}, {"key", std::string(key_column)}};
-  for (std::size_t i = 0; i < names.size(); ++i) ids.emplace_back("c" + std::to_string(i + 1), names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i) ids.emplace_back(std::string("c").append(std::to_string(i + 1)), names[i]);
   std::vector<value> params{key};
   for (const auto& c : columns) params.push_back(c.value);
 
