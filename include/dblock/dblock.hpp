@@ -4,6 +4,7 @@
 
 #include "dblock/database.hpp"
 #include "dblock/errors.hpp"
+#include "dblock/idempotency.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/metrics.hpp"
 #include "dblock/open.hpp"

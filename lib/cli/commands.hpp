@@ -47,5 +47,6 @@ struct command_registry {
 void add_migrate_commands(CLI::App& app, global_options& g, command_registry& reg);  // migrate.cpp
 void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg);     // locks.cpp
 void add_reap_commands(CLI::App& app, global_options& g, command_registry& reg);     // reap.cpp
+void add_idempotency_commands(CLI::App& app, global_options& g, command_registry& reg);  // idempotency.cpp
 
 }  // namespace dblock::cli

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   cli::add_migrate_commands(app, g, reg);
   cli::add_lock_commands(app, g, reg);
   cli::add_reap_commands(app, g, reg);
+  cli::add_idempotency_commands(app, g, reg);
 
   try {
     app.parse(argc, argv);

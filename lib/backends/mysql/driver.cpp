@@ -10,8 +10,10 @@
 #include <cppconn/resultset_metadata.h>
 #include <cppconn/statement.h>
 
+#include <cctype>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "backends/mysql/classify.hpp"
 #include "core/backend.hpp"
@@ -31,6 +33,32 @@ sql::Driver* the_driver() {
   static sql::Driver* d = get_driver_instance();
   return d;
 }
+
+// True when the statement has a RETURNING clause (MariaDB INSERT/DELETE ... RETURNING):
+// Connector/C++ 1.1 reports no result columns for it at prepare time, yet executeQuery()
+// reads its rows. Quotes and comments are skipped.
+bool has_returning(std::string_view sql) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      for (++i; i < sql.size() && sql[i] != c; ++i)
+        if (sql[i] == '\\') ++i;
+    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      while (i < sql.size() && sql[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
+      auto end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 1;
+    } else if ((c == 'R' || c == 'r') && (i == 0 || !word(sql[i - 1])) && i + 9 <= sql.size() &&
+               (i + 9 == sql.size() || !word(sql[i + 9]))) {
+      std::string w(sql.substr(i, 9));
+      for (auto& ch : w) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      if (w == "RETURNING") return true;
+    }
+  }
+  return false;
+}
+
 // Each thread that talks to the client library registers itself once.
 void ensure_thread_init() {
   struct registration {
@@ -76,8 +104,8 @@ class mysql_driver final : public driver {
       ++round_trips_;
       result out;
       // 1.1's PreparedStatement::getUpdateCount() is unimplemented: pick the call by
-      // whether the prepared statement has result columns.
-      if (ps->getMetaData()->getColumnCount() > 0) {
+      // whether the prepared statement has result columns (or a RETURNING clause).
+      if (ps->getMetaData()->getColumnCount() > 0 || has_returning(st.text)) {
         std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
         read_rows(*rs, out);
       } else {

@@ -1,0 +1,519 @@
+// lib/core/idempotency.cpp — the idempotency-key store (dblock/idempotency.hpp): input
+// checks, fingerprints, and the operations over sql/<dialect>/idem_*.sql. The claim
+// (begin, run_once) is one statement per dialect; every later change of a record is fenced
+// by owner AND attempt AND fingerprint, so a stale worker never overwrites a newer attempt.
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <random>
+#include <thread>
+
+#include "core/backend.hpp"
+#include "core/crypto.hpp"
+#include "core/idempotency_detail.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/idempotency.hpp"
+
+namespace dblock {
+
+namespace detail::idem {
+
+bool is_clean_utf8(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned c = p[i];
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;  // continuation byte, overlong lead (C0/C1) or > U+10FFFF lead
+    }
+    if (i + len > n) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const unsigned cc = p[i + k];
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) return false;
+    if (cp >= 0xd800 && cp <= 0xdfff) return false;  // surrogates
+    if (cp >= 0x80 && cp <= 0x9f) return false;      // C1 controls
+    i += len;
+  }
+  return true;
+}
+
+std::string printable(std::string_view s, std::size_t max) {
+  std::string out;
+  static const char digits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+namespace {
+void check_text_id(std::string_view what, std::string_view v, std::size_t max) {
+  if (v.empty())
+    throw invalid_argument("idempotency " + std::string(what) + " is empty; a missing " + std::string(what) +
+                           " is an error, never a shared record");
+  if (v.size() > max)
+    throw invalid_argument("idempotency " + std::string(what) + " '" + printable(v) + "' is " +
+                           std::to_string(v.size()) + " bytes; at most " + std::to_string(max) + " are allowed");
+  if (!is_clean_utf8(v))
+    throw invalid_argument("idempotency " + std::string(what) + " '" + printable(v) +
+                           "' is not UTF-8 text without control characters");
+}
+}  // namespace
+
+void check_scope(std::string_view scope) { check_text_id("scope", scope, max_scope_bytes); }
+void check_key(std::string_view key) { check_text_id("key", key, max_key_bytes); }
+void check_recovery_point(std::string_view point) { check_text_id("recovery point", point, max_recovery_point_bytes); }
+
+std::string normalize_fingerprint(std::string_view fp) {
+  bool ok = fp.size() == 64;
+  std::string out(fp);
+  for (auto& c : out) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) ok = false;
+  }
+  if (!ok)
+    throw invalid_argument("idempotency fingerprint '" + printable(fp) +
+                           "' is not a SHA-256 digest of 64 hex digits (use dblock::fingerprint())");
+  return out;
+}
+
+std::string hex_encode(std::string_view bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s(bytes.size() * 2, '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    s[2 * i] = digits[b >> 4];
+    s[2 * i + 1] = digits[b & 15];
+  }
+  return s;
+}
+
+std::string hex_decode(std::string_view hex) {
+  auto nibble = [&](char c) -> unsigned {
+    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+    throw internal_error("idempotency body from the database is not hex");
+  };
+  if (hex.size() % 2) throw internal_error("idempotency body from the database has an odd hex length");
+  std::string out(hex.size() / 2, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<char>((nibble(hex[2 * i]) << 4) | nibble(hex[2 * i + 1]));
+  return out;
+}
+
+std::string canonical_fields(const std::vector<std::pair<std::string_view, std::string_view>>& fields) {
+  std::string out = "dblock-fingerprint-v1\n";
+  for (const auto& [name, value] : fields) {
+    out += std::to_string(name.size());
+    out += ':';
+    out += name;
+    out += std::to_string(value.size());
+    out += ':';
+    out += value;
+  }
+  return out;
+}
+
+std::string format_utc_ms(std::int64_t ms) {
+  std::int64_t secs = ms / 1000, frac = ms % 1000;
+  if (frac < 0) {
+    frac += 1000;
+    --secs;
+  }
+  const auto t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(frac));
+  return buf;
+}
+
+}  // namespace detail::idem
+
+namespace {
+
+namespace idem = detail::idem;
+using detail::value;
+
+constexpr int claim_retries = 5;  // a claim that saw no row (PostgreSQL snapshot race) or a deadlock
+
+const char* status_text(idempotency_status s) noexcept { return to_string(s); }
+
+idempotency_status parse_status(const detail::cell& c) {
+  const std::string s = c.value_or("");
+  if (s == "in_progress") return idempotency_status::in_progress;
+  if (s == "completed") return idempotency_status::completed;
+  if (s == "failed") return idempotency_status::failed;
+  throw internal_error("unknown idempotency record status '" + s + "'");
+}
+
+std::int64_t to_int(const detail::cell& c, std::int64_t fallback = 0) {
+  if (!c || c->empty()) return fallback;
+  try {
+    return std::stoll(*c);
+  } catch (const std::exception&) {
+    // Some drivers hand back numeric expressions as "12.0".
+    return static_cast<std::int64_t>(std::stod(*c));
+  }
+}
+
+std::optional<std::string> opt(const detail::cell& c) { return c ? std::optional<std::string>(*c) : std::nullopt; }
+
+void check_body(const idempotency_options& o, const std::string& body) {
+  if (body.size() > o.max_body_bytes)
+    throw invalid_argument("idempotency response body of " + std::to_string(body.size()) +
+                           " bytes is over the limit of " + std::to_string(o.max_body_bytes) +
+                           " bytes (idempotency_options::max_body_bytes)");
+}
+
+void check_attempt(const idempotency_attempt& a) {
+  idem::check_scope(a.scope);
+  idem::check_key(a.key);
+  (void)idem::normalize_fingerprint(a.fingerprint);
+  if (a.owner.size() != 32 || a.number < 1)
+    throw invalid_argument("idempotency attempt for key '" + idem::printable(a.key) +
+                           "' is not one returned by begin() as started");
+}
+
+// The fence every change of a record after the claim carries: $1..$5.
+std::vector<value> fence(const idempotency_attempt& a) {
+  return {a.scope, a.key, a.owner, a.number, a.fingerprint};
+}
+
+finish_status by_affected(const detail::result& r) {
+  return r.affected >= 1 ? finish_status::recorded : finish_status::not_owner;
+}
+
+struct claim_row {
+  idempotency_outcome outcome;
+  std::int64_t attempt;
+  std::optional<std::string> recovery_point;
+  std::optional<int> code;
+  std::optional<std::string> body_hex;
+  bool failed;
+  std::int64_t retry_after_ms;
+};
+
+// One claim statement. nullopt: no row (PostgreSQL: the conflicting row was committed after
+// the statement's snapshot; the caller runs it again).
+std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope, const std::string& key,
+                                    const std::string& fp, const std::string& owner, const idempotency_options& o) {
+  std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
+                            static_cast<std::int64_t>(o.retention.count())};
+  auto r = b.exec("idem_claim", params);
+  if (r.rows.empty()) return std::nullopt;
+  const auto& row = r.rows.front();
+  if (row.size() < 7) throw internal_error("idem_claim returned " + std::to_string(row.size()) + " columns");
+  claim_row c{};
+  const std::string outcome = row[0].value_or("");
+  if (outcome == "started") c.outcome = idempotency_outcome::started;
+  else if (outcome == "replay") c.outcome = idempotency_outcome::replay;
+  else if (outcome == "in_progress") c.outcome = idempotency_outcome::in_progress;
+  else if (outcome == "mismatch") c.outcome = idempotency_outcome::mismatch;
+  else throw internal_error("idem_claim returned outcome '" + outcome + "'");
+  c.failed = row[1].value_or("") == "failed";
+  c.attempt = to_int(row[2]);
+  c.recovery_point = opt(row[3]);
+  if (row[4]) c.code = static_cast<int>(to_int(row[4]));
+  c.body_hex = opt(row[5]);
+  c.retry_after_ms = to_int(row[6]);
+  return c;
+}
+
+bool retryable_here(const error& e, detail::backend& b) {
+  // Outside a transaction a deadlock victim or a serialization failure lost only this one
+  // statement: run it again. (A lock wait that ran out already waited its timeout: report it.)
+  if (b.raw().in_transaction()) return false;
+  return e.kind() == error_kind::deadlock || e.kind() == error_kind::serialization;
+}
+
+claim_row claim(detail::backend& b, const std::string& scope, const std::string& key, const std::string& fp,
+                const std::string& owner, const idempotency_options& o) {
+  for (int i = 0;; ++i) {
+    try {
+      if (auto c = claim_once(b, scope, key, fp, owner, o)) return *c;
+      if (i + 1 >= claim_retries)
+        throw internal_error("idempotency claim of key '" + idem::printable(key) + "' found no row " +
+                             std::to_string(claim_retries) + " times");
+    } catch (const error& e) {
+      if (i + 1 >= claim_retries || !retryable_here(e, b)) throw;
+    }
+  }
+}
+
+idempotency_record parse_record(const std::vector<detail::cell>& row, bool with_body) {
+  if (row.size() < (with_body ? 16u : 15u)) throw internal_error("idempotency record row is too short");
+  idempotency_record r;
+  r.scope = row[0].value_or("");
+  r.key = row[1].value_or("");
+  r.fingerprint = row[2].value_or("");
+  r.status = parse_status(row[3]);
+  r.owner = opt(row[4]);
+  r.attempt = to_int(row[5]);
+  r.recovery_point = opt(row[6]);
+  if (row[7]) r.response_code = static_cast<int>(to_int(row[7]));
+  r.body_bytes = static_cast<std::size_t>(to_int(row[8]));
+  r.created_at_ms = to_int(row[9]);
+  r.updated_at_ms = to_int(row[10]);
+  r.expires_at_ms = to_int(row[11]);
+  if (row[12]) r.lease_expires_at_ms = to_int(row[12]);
+  if (row[13]) r.lease_remaining = std::chrono::milliseconds(to_int(row[13]));
+  r.expired = to_int(row[14]) != 0;
+  if (with_body && row[15]) r.response_body = idem::hex_decode(*row[15]);
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(idempotency_outcome o) noexcept {
+  switch (o) {
+    case idempotency_outcome::started: return "started";
+    case idempotency_outcome::replay: return "replay";
+    case idempotency_outcome::in_progress: return "in_progress";
+    case idempotency_outcome::mismatch: return "mismatch";
+  }
+  return "unknown";
+}
+
+const char* to_string(idempotency_status s) noexcept {
+  switch (s) {
+    case idempotency_status::in_progress: return "in_progress";
+    case idempotency_status::completed: return "completed";
+    case idempotency_status::failed: return "failed";
+  }
+  return "unknown";
+}
+
+const char* to_string(finish_status s) noexcept {
+  switch (s) {
+    case finish_status::recorded: return "recorded";
+    case finish_status::not_owner: return "not_owner";
+  }
+  return "unknown";
+}
+
+std::string fingerprint(std::string_view canonical_request) { return detail::sha256_hex(canonical_request); }
+
+std::string fingerprint_fields(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+  return detail::sha256_hex(idem::canonical_fields({fields.begin(), fields.end()}));
+}
+
+std::string fingerprint_fields(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::vector<std::pair<std::string_view, std::string_view>> views;
+  views.reserve(fields.size());
+  for (const auto& [n, v] : fields) views.emplace_back(n, v);
+  return detail::sha256_hex(idem::canonical_fields(views));
+}
+
+idempotency_store::idempotency_store(database db, idempotency_options opts) : db_(std::move(db)), opts_(opts) {
+  using std::chrono::milliseconds;
+  if (opts_.lease < milliseconds(1))
+    throw invalid_argument("idempotency lease of " + std::to_string(opts_.lease.count()) + " ms must be at least 1 ms");
+  if (opts_.retention < opts_.lease)
+    throw invalid_argument("idempotency retention of " + std::to_string(opts_.retention.count()) +
+                           " ms is shorter than the lease of " + std::to_string(opts_.lease.count()) + " ms");
+  if (opts_.retention > milliseconds(std::chrono::hours(24 * 365 * 100)))
+    throw invalid_argument("idempotency retention of " + std::to_string(opts_.retention.count()) +
+                           " ms is more than 100 years");
+  if (opts_.max_body_bytes < 1 || opts_.max_body_bytes > idem::max_body_limit)
+    throw invalid_argument("idempotency max_body_bytes of " + std::to_string(opts_.max_body_bytes) +
+                           " must be between 1 and " + std::to_string(idem::max_body_limit));
+  if (opts_.wait < milliseconds(0))
+    throw invalid_argument("idempotency wait of " + std::to_string(opts_.wait.count()) + " ms is negative");
+}
+
+begin_result idempotency_store::begin(std::string_view scope, std::string_view key, std::string_view fp_in) {
+  idem::check_scope(scope);
+  idem::check_key(key);
+  const std::string fp = idem::normalize_fingerprint(fp_in);
+  auto& b = *db_.backend();
+
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + opts_.wait;
+  thread_local std::mt19937 rng(std::random_device{}());
+  std::chrono::milliseconds backoff(2);
+
+  for (;;) {
+    // A fresh owner token per claim: a token is never reused, so "owner = mine" in the
+    // claim's result means exactly "this statement took the key".
+    const std::string owner = detail::random_hex(16);
+    const claim_row c = claim(b, std::string(scope), std::string(key), fp, owner, opts_);
+
+    begin_result r;
+    r.outcome = c.outcome;
+    r.attempt.scope = std::string(scope);
+    r.attempt.key = std::string(key);
+    r.attempt.fingerprint = fp;
+    r.attempt.number = c.attempt;
+    switch (c.outcome) {
+      case idempotency_outcome::started:
+        r.attempt.owner = owner;
+        r.recovery_point = c.recovery_point;
+        return r;
+      case idempotency_outcome::replay:
+        r.response.code = c.code.value_or(0);
+        r.response.body = c.body_hex ? idem::hex_decode(*c.body_hex) : std::string();
+        r.failed = c.failed;
+        return r;
+      case idempotency_outcome::mismatch:
+        return r;
+      case idempotency_outcome::in_progress:
+        r.retry_after = std::chrono::milliseconds(std::max<std::int64_t>(0, c.retry_after_ms));
+        break;
+    }
+    // In progress: wait (bounded) for the other attempt to finish or its lease to lapse.
+    const auto now = clock::now();
+    if (opts_.wait.count() == 0 || now >= deadline) return r;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    // Full jitter over an exponential step; never past the deadline, and wake up right
+    // after the holder's lease lapses so a takeover is not delayed.
+    auto cap = std::min({backoff, left, r.retry_after + std::chrono::milliseconds(1)});
+    cap = std::max(cap, std::chrono::milliseconds(1));
+    std::uniform_int_distribution<std::int64_t> dist(1, cap.count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(dist(rng)));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(250));
+  }
+}
+
+finish_status idempotency_store::checkpoint(const idempotency_attempt& a, std::string_view recovery_point) {
+  check_attempt(a);
+  idem::check_recovery_point(recovery_point);
+  auto p = fence(a);
+  p.emplace_back(std::string(recovery_point));
+  p.emplace_back(static_cast<std::int64_t>(opts_.lease.count()));
+  return by_affected(db_.backend()->exec("idem_checkpoint", p));
+}
+
+finish_status idempotency_store::extend(const idempotency_attempt& a) {
+  check_attempt(a);
+  auto p = fence(a);
+  p.emplace_back(nullptr);
+  p.emplace_back(static_cast<std::int64_t>(opts_.lease.count()));
+  return by_affected(db_.backend()->exec("idem_checkpoint", p));
+}
+
+finish_status idempotency_store::complete(const idempotency_attempt& a, const idempotent_response& response) {
+  check_attempt(a);
+  check_body(opts_, response.body);
+  auto p = fence(a);
+  p.emplace_back(std::string(status_text(idempotency_status::completed)));
+  p.emplace_back(static_cast<std::int64_t>(response.code));
+  p.emplace_back(idem::hex_encode(response.body));
+  p.emplace_back(static_cast<std::int64_t>(opts_.retention.count()));
+  return by_affected(db_.backend()->exec("idem_finish", p));
+}
+
+finish_status idempotency_store::fail(const idempotency_attempt& a, failure_kind kind,
+                                      const idempotent_response& response) {
+  check_attempt(a);
+  if (kind == failure_kind::retryable) return by_affected(db_.backend()->exec("idem_reopen", fence(a)));
+  if (!opts_.store_failures) return by_affected(db_.backend()->exec("idem_abandon", fence(a)));
+  check_body(opts_, response.body);
+  auto p = fence(a);
+  p.emplace_back(std::string(status_text(idempotency_status::failed)));
+  p.emplace_back(static_cast<std::int64_t>(response.code));
+  p.emplace_back(idem::hex_encode(response.body));
+  p.emplace_back(static_cast<std::int64_t>(opts_.retention.count()));
+  return by_affected(db_.backend()->exec("idem_finish", p));
+}
+
+run_once_result idempotency_store::run_once(transaction_ref tx, std::string_view scope, std::string_view key,
+                                            std::string_view fp_in,
+                                            const std::function<idempotent_response(transaction_ref&)>& fn) {
+  idem::check_scope(scope);
+  idem::check_key(key);
+  const std::string fp = idem::normalize_fingerprint(fp_in);
+  if (!fn) throw invalid_argument("idempotency run_once needs a function to run");
+  auto& b = *tx.backend();
+  if (!b.raw().in_transaction())
+    throw invalid_argument("idempotency run_once needs an open transaction (dblock::transact or dblock::within)");
+
+  const std::string owner = detail::random_hex(16);
+  const claim_row c = claim(b, std::string(scope), std::string(key), fp, owner, opts_);
+  run_once_result r;
+  r.outcome = c.outcome;
+  r.attempt = c.attempt;
+  switch (c.outcome) {
+    case idempotency_outcome::started: {
+      r.response = fn(tx);
+      check_body(opts_, r.response.body);  // throws: the caller rolls back, nothing is recorded
+      idempotency_attempt a{std::string(scope), std::string(key), fp, owner, c.attempt};
+      auto p = fence(a);
+      p.emplace_back(std::string(status_text(idempotency_status::completed)));
+      p.emplace_back(static_cast<std::int64_t>(r.response.code));
+      p.emplace_back(idem::hex_encode(r.response.body));
+      p.emplace_back(static_cast<std::int64_t>(opts_.retention.count()));
+      if (b.exec("idem_finish", p).affected < 1)
+        throw internal_error("idempotency run_once lost the row it claimed in this transaction (key '" +
+                             idem::printable(key) + "')");
+      return r;
+    }
+    case idempotency_outcome::replay:
+      r.response.code = c.code.value_or(0);
+      r.response.body = c.body_hex ? idem::hex_decode(*c.body_hex) : std::string();
+      r.failed = c.failed;
+      return r;
+    case idempotency_outcome::in_progress:
+      r.retry_after = std::chrono::milliseconds(std::max<std::int64_t>(0, c.retry_after_ms));
+      return r;
+    case idempotency_outcome::mismatch:
+      return r;
+  }
+  return r;
+}
+
+std::optional<idempotency_record> idempotency_store::get(std::string_view scope, std::string_view key,
+                                                         bool include_expired) {
+  idem::check_scope(scope);
+  idem::check_key(key);
+  auto r = db_.backend()->exec("idem_get", {std::string(scope), std::string(key)});
+  if (r.rows.empty()) return std::nullopt;
+  auto rec = parse_record(r.rows.front(), true);
+  if (rec.expired && !include_expired) return std::nullopt;
+  return rec;
+}
+
+std::vector<idempotency_record> idempotency_store::list(const idempotency_filter& f) {
+  if (f.scope) idem::check_scope(*f.scope);
+  if (f.limit < 1 || f.limit > 100000)
+    throw invalid_argument("idempotency list limit " + std::to_string(f.limit) + " must be between 1 and 100000");
+  auto r = db_.backend()->exec(
+      "idem_list", {std::string(f.status ? to_string(*f.status) : ""), f.scope.value_or(std::string()),
+                    static_cast<std::int64_t>(f.include_expired ? 1 : 0), static_cast<std::int64_t>(f.limit)});
+  std::vector<idempotency_record> out;
+  out.reserve(r.rows.size());
+  for (const auto& row : r.rows) out.push_back(parse_record(row, false));
+  return out;
+}
+
+}  // namespace dblock

@@ -1,0 +1,54 @@
+-- sql/mysql/idem_claim.sql — idempotency begin() and run_once() claim, one round trip
+-- (MariaDB 10.5+ INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING returns the row as it is
+-- after the statement, inserted, updated or left unchanged).
+-- $1 scope, $2 key, $3 fingerprint (SHA-256, lower-case hex), $4 owner token of the new
+-- attempt, $5 lease in ms, $6 retention in ms.
+--
+-- A new key, or a record past its retention (treated as absent), is inserted as attempt 1.
+-- An in_progress record with the SAME fingerprint whose lease has run out (or that a
+-- retryable failure reopened, lease NULL) is taken over as attempt N+1, keeping its
+-- recovery point. Otherwise every column keeps its value and the record is read back.
+-- The fingerprint is compared on this conflict path too.
+--
+-- MariaDB assigns ON DUPLICATE KEY UPDATE columns left to right, and later expressions see
+-- the new values of earlier columns. So `owner` goes first and decides (it becomes this
+-- attempt's random token exactly when the claim is ours), every later column tests
+-- owner <=> VALUES(owner), and expires_at, which the conditions read, is assigned last.
+-- VALUES(created_at) is this statement's UTC_TIMESTAMP(6).
+--
+-- One row out (integer and text columns only), as in sql/postgresql/idem_claim.sql
+--   outcome, status, attempt, recovery_point, response_code, response_body (hex), retry_after_ms
+INSERT INTO dblock_idempotency
+  (scope, idem_key, fingerprint, status, owner, attempt, lease_expires_at, recovery_point,
+   response_code, response_body, created_at, updated_at, expires_at)
+VALUES ($1, $2, $3, 'in_progress', $4, 1, UTC_TIMESTAMP(6) + INTERVAL ($5 * 1000) MICROSECOND,
+        NULL, NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6),
+        UTC_TIMESTAMP(6) + INTERVAL ($6 * 1000) MICROSECOND)
+ON DUPLICATE KEY UPDATE
+  owner            = IF(expires_at <= VALUES(created_at)
+                        OR (status = 'in_progress' AND fingerprint = VALUES(fingerprint)
+                            AND (lease_expires_at IS NULL OR lease_expires_at <= VALUES(created_at))),
+                        VALUES(owner), owner),
+  attempt          = IF(owner <=> VALUES(owner), IF(expires_at <= VALUES(created_at), 1, attempt + 1), attempt),
+  recovery_point   = IF(owner <=> VALUES(owner) AND expires_at <= VALUES(created_at), NULL, recovery_point),
+  response_code    = IF(owner <=> VALUES(owner), NULL, response_code),
+  response_body    = IF(owner <=> VALUES(owner), NULL, response_body),
+  created_at       = IF(owner <=> VALUES(owner) AND expires_at <= VALUES(created_at), VALUES(created_at), created_at),
+  fingerprint      = IF(owner <=> VALUES(owner), VALUES(fingerprint), fingerprint),
+  status           = IF(owner <=> VALUES(owner), 'in_progress', status),
+  lease_expires_at = IF(owner <=> VALUES(owner), VALUES(lease_expires_at), lease_expires_at),
+  updated_at       = IF(owner <=> VALUES(owner), VALUES(updated_at), updated_at),
+  expires_at       = IF(owner <=> VALUES(owner), VALUES(expires_at), expires_at)
+RETURNING
+  CASE WHEN owner <=> $4 THEN 'started'
+       WHEN fingerprint <> $3 THEN 'mismatch'
+       WHEN status = 'in_progress' THEN 'in_progress'
+       ELSE 'replay' END AS outcome,
+  status,
+  attempt,
+  recovery_point,
+  CASE WHEN NOT (owner <=> $4) AND fingerprint = $3 AND status <> 'in_progress' THEN response_code END AS response_code,
+  CASE WHEN NOT (owner <=> $4) AND fingerprint = $3 AND status <> 'in_progress' THEN HEX(response_body) END AS response_body,
+  CASE WHEN NOT (owner <=> $4) AND status = 'in_progress' AND lease_expires_at IS NOT NULL
+       THEN GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) / 1000))
+       ELSE 0 END AS retry_after_ms

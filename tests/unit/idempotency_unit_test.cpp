@@ -1,0 +1,132 @@
+// tests/unit/idempotency_unit_test.cpp — the database-free parts of the idempotency store:
+// fingerprints (SHA-256, canonical field encoding), key/scope/recovery-point validation,
+// fingerprint normalization, hex coding of bodies and UTC formatting.
+#include <gtest/gtest.h>
+
+#include "core/idempotency_detail.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/idempotency.hpp"
+
+namespace dblock {
+namespace {
+
+namespace idem = detail::idem;
+
+TEST(IdempotencyFingerprint, IsPlainSha256OfTheCanonicalBytes) {
+  // FIPS 180-2 test vectors.
+  EXPECT_EQ(fingerprint(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(fingerprint("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(fingerprint(std::string("a\0b", 3)).size(), 64u);
+  EXPECT_NE(fingerprint(std::string("a\0b", 3)), fingerprint("a"));
+}
+
+TEST(IdempotencyFingerprint, FieldEncodingIsUnambiguousAndOrdered) {
+  EXPECT_EQ(idem::canonical_fields({{"amount", "1000"}, {"currency", "EUR"}}),
+            "dblock-fingerprint-v1\n6:amount4:10008:currency3:EUR");
+  EXPECT_EQ(idem::canonical_fields({}), "dblock-fingerprint-v1\n");
+  // Moving bytes between names and values, or between fields, changes the fingerprint.
+  EXPECT_NE(fingerprint_fields({{"ab", "c"}}), fingerprint_fields({{"a", "bc"}}));
+  EXPECT_NE(fingerprint_fields({{"a", "b"}, {"c", "d"}}), fingerprint_fields({{"a", "b:c"}, {"", "d"}}));
+  EXPECT_NE(fingerprint_fields({{"a", ""}, {"b", ""}}), fingerprint_fields({{"a", "1:b0:"}}));
+  // Order matters; so do empty fields.
+  EXPECT_NE(fingerprint_fields({{"a", "1"}, {"b", "2"}}), fingerprint_fields({{"b", "2"}, {"a", "1"}}));
+  EXPECT_NE(fingerprint_fields({{"a", "1"}}), fingerprint_fields({{"a", "1"}, {"b", ""}}));
+  // Deterministic, and both overloads agree.
+  const std::vector<std::pair<std::string, std::string>> v{{"amount", "1000"}, {"note", std::string("\0\xff", 2)}};
+  EXPECT_EQ(fingerprint_fields(v), fingerprint_fields({{"amount", "1000"}, {"note", std::string_view("\0\xff", 2)}}));
+  EXPECT_EQ(fingerprint_fields(v),
+            fingerprint("dblock-fingerprint-v1\n6:amount4:10004:note2:" + std::string("\0\xff", 2)));
+  // Not the same as hashing the concatenation.
+  EXPECT_NE(fingerprint_fields({{"amount", "1000"}}), fingerprint("amount1000"));
+}
+
+TEST(IdempotencyFingerprint, NormalizedToLowerCaseAndCheckedForShape) {
+  const auto fp = fingerprint("abc");
+  std::string upper = fp;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(idem::normalize_fingerprint(upper), fp);
+  EXPECT_THROW((void)idem::normalize_fingerprint(""), invalid_argument);
+  EXPECT_THROW((void)idem::normalize_fingerprint(fp.substr(1)), invalid_argument);
+  EXPECT_THROW((void)idem::normalize_fingerprint(fp + "0"), invalid_argument);
+  EXPECT_THROW((void)idem::normalize_fingerprint(fp.substr(1) + "g"), invalid_argument);
+  try {
+    (void)idem::normalize_fingerprint("sha1:abc");
+    FAIL();
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'sha1:abc'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(IdempotencyInput, KeysAndScopesAreBoundedUtf8WithoutControls) {
+  EXPECT_NO_THROW(idem::check_key("k"));
+  EXPECT_NO_THROW(idem::check_key(std::string(255, 'k')));
+  EXPECT_NO_THROW(idem::check_key("f47ac10b-58cc-4372-a567-0e02b2c3d479"));
+  EXPECT_NO_THROW(idem::check_key("commande-\xc3\xa9t\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x92\xb3"));
+  EXPECT_NO_THROW(idem::check_scope(std::string(64, 's')));
+  EXPECT_THROW(idem::check_key(""), invalid_argument);
+  EXPECT_THROW(idem::check_key(std::string(256, 'k')), invalid_argument);
+  EXPECT_THROW(idem::check_scope(""), invalid_argument);
+  EXPECT_THROW(idem::check_scope(std::string(65, 's')), invalid_argument);
+  EXPECT_THROW(idem::check_recovery_point(""), invalid_argument);
+  EXPECT_THROW(idem::check_recovery_point(std::string(256, 'p')), invalid_argument);
+  for (const std::string& bad : {std::string("a\0b", 3), std::string("tab\there"), std::string("del\x7f"),
+                                std::string("\xff"), std::string("\xc0\xaf"), std::string("\xe0\x80\xaf"),
+                                std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"), std::string("\xc2\x85"),
+                                std::string("\xe2\x82"), std::string("\x80")}) {
+    EXPECT_FALSE(idem::is_clean_utf8(bad)) << idem::printable(bad);
+    EXPECT_THROW(idem::check_key(bad), invalid_argument) << idem::printable(bad);
+  }
+  EXPECT_TRUE(idem::is_clean_utf8("\xf4\x8f\xbf\xbf"));  // U+10FFFF
+  EXPECT_TRUE(idem::is_clean_utf8("\xc2\xa0"));          // U+00A0, not a C1 control
+  try {
+    idem::check_key(std::string(300, 'x'));
+    FAIL();
+  } catch (const invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("300 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("at most 255"), std::string::npos) << m;
+  }
+  try {
+    idem::check_key("");
+    FAIL();
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("never a shared record"), std::string::npos) << e.what();
+  }
+}
+
+TEST(IdempotencyInput, MessagesShowBadBytesEscaped) {
+  EXPECT_EQ(idem::printable(std::string("a\0\xff\\b", 5)), "a\\x00\\xff\\x5cb");
+  EXPECT_EQ(idem::printable(std::string(100, 'x'), 4), "xxxx...");
+}
+
+TEST(IdempotencyBodies, HexRoundTripsEveryByte) {
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  const auto hex = idem::hex_encode(all);
+  EXPECT_EQ(hex.size(), 512u);
+  EXPECT_EQ(hex.substr(0, 8), "00010203");
+  EXPECT_EQ(hex.substr(504), "fcfdfeff");
+  EXPECT_EQ(idem::hex_decode(hex), all);
+  EXPECT_EQ(idem::hex_decode("00FFaB"), std::string("\0\xff\xab", 3));  // MariaDB HEX() is upper case
+  EXPECT_EQ(idem::hex_decode(""), "");
+  EXPECT_THROW((void)idem::hex_decode("abc"), internal_error);
+  EXPECT_THROW((void)idem::hex_decode("zz"), internal_error);
+}
+
+TEST(IdempotencyFormat, UtcMillisecondsAsIso8601) {
+  EXPECT_EQ(idem::format_utc_ms(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(idem::format_utc_ms(1700000000123), "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(idem::format_utc_ms(-1), "1969-12-31T23:59:59.999Z");
+}
+
+TEST(IdempotencyNames, OutcomesAndStatusesHaveStableNames) {
+  EXPECT_STREQ(to_string(idempotency_outcome::started), "started");
+  EXPECT_STREQ(to_string(idempotency_outcome::replay), "replay");
+  EXPECT_STREQ(to_string(idempotency_outcome::in_progress), "in_progress");
+  EXPECT_STREQ(to_string(idempotency_outcome::mismatch), "mismatch");
+  EXPECT_STREQ(to_string(idempotency_status::completed), "completed");
+  EXPECT_STREQ(to_string(finish_status::not_owner), "not_owner");
+}
+
+}  // namespace
+}  // namespace dblock
