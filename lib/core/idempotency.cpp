@@ -13,6 +13,7 @@
 #include "core/idempotency_detail.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/idempotency.hpp"
+#include "dblock/metrics.hpp"
 
 namespace dblock {
 
@@ -247,6 +248,14 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
   if (row[4]) c.code = static_cast<int>(to_int(row[4]));
   c.body_hex = opt(row[5]);
   c.retry_after_ms = to_int(row[6]);
+  switch (c.outcome) {  // metrics: one event per claim statement
+    case idempotency_outcome::started:
+      detail::count(c.attempt > 1 ? counter::idem_takeover : counter::idem_first);
+      break;
+    case idempotency_outcome::replay: detail::count(counter::idem_replay); break;
+    case idempotency_outcome::in_progress: detail::count(counter::idem_in_progress); break;
+    case idempotency_outcome::mismatch: detail::count(counter::idem_mismatch); break;
+  }
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "conformance/fixture.hpp"
+#include "dblock/idempotency.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/metrics.hpp"
 #include "dblock/reaper.hpp"
@@ -286,6 +287,54 @@ TEST_P(ReaperConformance, MetricsCountLockEventsAndRenderPrometheusText) {
   EXPECT_NE(text.find("# TYPE dblock_lock_acquired_total counter"), std::string::npos);
   EXPECT_NE(text.find("dblock_lock_wait_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
   EXPECT_NE(text.find("dblock_reaped_locks_total"), std::string::npos);
+}
+
+TEST_P(ReaperConformance, ReapsExpiredIdempotencyRecordsButNotLiveOnes) {
+  auto db = dblock::open(fresh_database());
+  db.migrate();
+  idempotency_options shortlived;
+  shortlived.lease = 100ms;
+  shortlived.retention = 300ms;
+  idempotency_store quick(db, shortlived), lasting(db);
+  const auto fp = fingerprint("r");
+  for (int i = 0; i < 30; ++i) {
+    auto r = quick.begin("old", "k" + std::to_string(i), fp);
+    ASSERT_TRUE(r.started());
+    ASSERT_EQ(quick.complete(r.attempt, {200, "done"}), finish_status::recorded);
+  }
+  auto live = lasting.begin("new", "in-progress", fp);
+  ASSERT_TRUE(live.started());
+  auto kept = lasting.begin("new", "completed", fp);
+  ASSERT_EQ(lasting.complete(kept.attempt, {201, "kept"}), finish_status::recorded);
+  std::this_thread::sleep_for(600ms);  // past the short retention, by the server's clock too
+  reaper_options ro;
+  ro.batch_size = 7;  // several batches
+  reaper r(db, ro);
+  auto rep = r.run_once();
+  EXPECT_EQ(rep.idempotency, 30u);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_idempotency"), 2);
+  EXPECT_EQ(lasting.begin("new", "completed", fp).outcome, idempotency_outcome::replay);
+  EXPECT_EQ(lasting.complete(live.attempt, {200, "late but fine"}), finish_status::recorded);
+}
+
+TEST_P(ReaperConformance, MetricsCountIdempotencyOutcomes) {
+  auto db = open();
+  idempotency_store store(db);
+  const auto scope = unique_name("ms");
+  const auto fp = fingerprint("request");
+  const auto before = metrics();
+  auto first = store.begin(scope, "k1", fp);
+  ASSERT_TRUE(first.started());
+  EXPECT_EQ(store.begin(scope, "k1", fp).outcome, idempotency_outcome::in_progress);
+  EXPECT_EQ(store.begin(scope, "k1", fingerprint("other")).outcome, idempotency_outcome::mismatch);
+  ASSERT_EQ(store.complete(first.attempt, {200, "ok"}), finish_status::recorded);
+  EXPECT_EQ(store.begin(scope, "k1", fp).outcome, idempotency_outcome::replay);
+  const auto after = metrics();
+  EXPECT_EQ(after[counter::idem_first] - before[counter::idem_first], 1u);
+  EXPECT_EQ(after[counter::idem_in_progress] - before[counter::idem_in_progress], 1u);
+  EXPECT_EQ(after[counter::idem_mismatch] - before[counter::idem_mismatch], 1u);
+  EXPECT_EQ(after[counter::idem_replay] - before[counter::idem_replay], 1u);
+  EXPECT_NE(render_prometheus(after).find("dblock_idempotency_replay_total"), std::string::npos);
 }
 
 DBLOCK_CONFORMANCE_SUITE(ReaperConformance);
