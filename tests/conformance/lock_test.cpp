@@ -10,6 +10,7 @@
 
 #include "conformance/fixture.hpp"
 #include "dblock/lock.hpp"
+#include "support/process.hpp"
 
 namespace dblock::test {
 namespace {
@@ -416,6 +417,94 @@ TEST_P(LockConformance, ListLocksShowsHolderHoldsFenceAndExpiry) {
     EXPECT_FALSE(i.expires_at.empty());
   }
   EXPECT_TRUE(found);
+}
+
+// A waiter in another process: with a 3 s backoff cap, polling alone would often take
+// seconds; on PostgreSQL with libpqxx the release's NOTIFY wakes it within milliseconds.
+// Elsewhere the polling safety net must still hand the lock over.
+TEST_P(LockConformance, WaiterInAnotherProcessIsHandedTheLockOnRelease) {
+  auto db = open();
+  session a(db, quick(10'000ms));
+  const auto name = unique_name("xproc");
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const std::string u = url();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    try {
+      auto cdb = dblock::open(u);
+      session_options o;
+      o.ttl = 10'000ms;
+      o.min_backoff = 3000ms;  // first sleep up to 3 s: only a notification is fast
+      o.max_backoff = 3000ms;
+      session b(cdb, o);
+      auto lb = b.acquire(name, 30s);
+      const auto got = std::chrono::steady_clock::now().time_since_epoch().count();
+      (void)!::write(pipe_fds[1], &got, sizeof got);
+      ::_exit(lb.fence() > 0 ? 0 : 1);
+    } catch (...) {
+      ::_exit(2);
+    }
+  }
+  ::close(pipe_fds[1]);
+  // Let the child reach its first wait (its first try fails while we hold the lock).
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < until) {
+    auto h = a.holder_of(name);
+    std::this_thread::sleep_for(300ms);
+    if (h) break;
+  }
+  std::this_thread::sleep_for(500ms);
+  const auto released = std::chrono::steady_clock::now().time_since_epoch().count();
+  la->release();
+  std::chrono::steady_clock::rep got = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &got, sizeof got), static_cast<ssize_t>(sizeof got));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const auto handoff = std::chrono::steady_clock::duration(got - released);
+  std::printf("[ handoff ] %s: %.1f ms\n", combo().name,
+              std::chrono::duration<double, std::milli>(handoff).count());
+  if (client() == client_library::pqxx)
+    EXPECT_LT(handoff, 1000ms) << "woken by NOTIFY, not by its 3 s polling";
+  else
+    EXPECT_LT(handoff, 8s) << "the polling safety net hands it over";
+}
+
+// Fencing tokens keep increasing across a database server restart (RUN_SERIAL).
+TEST_P(LockConformance, FencesKeepIncreasingAcrossAServerRestart) {
+  const char* dir = std::getenv("DBLOCK_TEST_SERVERS_DIR");
+  if (kind() != dialect::sqlite && !dir) {
+    if (std::getenv("DBLOCK_TEST_REQUIRE_ALL")) FAIL() << "DBLOCK_TEST_SERVERS_DIR not set (scripts/servers)";
+    GTEST_SKIP() << "DBLOCK_TEST_SERVERS_DIR not set";
+  }
+  const auto name = unique_name("restart");
+  std::int64_t before = 0;
+  {
+    auto db = open();
+    session s(db, quick());
+    auto l = s.try_acquire(name);
+    ASSERT_TRUE(l);
+    before = l->fence();
+  }
+  if (kind() != dialect::sqlite) {
+    auto res = run_process({{DBLOCK_SERVERS_SCRIPT, kind() == dialect::postgresql ? "crash-restart-pg" : "crash-restart-mysql",
+                             dir},
+                            {},
+                            {},
+                            120s});
+    ASSERT_EQ(res.exit_code, 0) << res.err;
+  }  // SQLite: a new connection to the same file is its "restart"
+  auto db = open();
+  session s(db, quick());
+  auto l = s.acquire(name, 10s);
+  EXPECT_GT(l.fence(), before);
 }
 
 DBLOCK_CONFORMANCE_SUITE(LockConformance);
