@@ -163,30 +163,26 @@ struct session_core {
             lost.push_back({n, h->fence, h->lost_reason});
           }
         }
-      } catch (const lock_not_available& e) {
-        // SQLite busy: retry almost at once (see the constructor); give up at the deadline.
-        detail::count(counter::lock_renewal_failures);
-        const auto now = clock_type::now();
-        std::lock_guard l(mu);
-        for (auto& [n, h] : held) {
-          if (!h->lost && now >= h->deadline &&
-              mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
-            lost.push_back({n, h->fence, h->lost_reason});
-        }
-        next = milliseconds(std::uniform_int_distribution<int>(1, 5)(rng));
       } catch (const std::exception& e) {
-        // Keep trying within the lease: sooner, with jitter; give up per lock at its deadline.
-        ++failures;
+        // Keep trying within the lease; give up per lock at its local deadline.
         detail::count(counter::lock_renewal_failures);
         const auto now = clock_type::now();
-        std::lock_guard l(mu);
-        for (auto& [n, h] : held) {
-          if (!h->lost && now >= h->deadline &&
-              mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
-            lost.push_back({n, h->fence, h->lost_reason});
+        {
+          std::lock_guard l(mu);
+          for (auto& [n, h] : held)
+            if (!h->lost && now >= h->deadline &&
+                mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
+              lost.push_back({n, h->fence, h->lost_reason});
         }
-        auto cap = std::min<long long>(period.count(), 50LL << std::min(failures, 6));
-        next = milliseconds(std::uniform_int_distribution<long long>(cap / 2, cap)(rng));
+        if (dynamic_cast<const lock_not_available*>(&e)) {
+          // SQLite busy: retry almost at once (see the constructor).
+          next = milliseconds(std::uniform_int_distribution<int>(1, 5)(rng));
+        } else {
+          // Anything else (connection lost...): sooner than the period, backing off, with jitter.
+          ++failures;
+          auto cap = std::min<long long>(period.count(), 50LL << std::min(failures, 6));
+          next = milliseconds(std::uniform_int_distribution<long long>(cap / 2, cap)(rng));
+        }
       }
       fire(lost);
     }

@@ -20,8 +20,8 @@ using namespace std::chrono_literals;
 class ExecCli : public ::testing::Test {
  protected:
   temp_dir dir_;
-  // Runs dblock in the test's folder; DBLOCK_URL unset unless `url` is given.
-  process_result dblock(std::vector<std::string> args, std::optional<std::string> url = std::nullopt) {
+  // dblock [--url URL] ARGS in the test's folder; DBLOCK_URL unset.
+  process_options options(std::vector<std::string> args, const std::optional<std::string>& url) {
     process_options o;
     o.argv = {DBLOCK_BINARY};
     if (url) {
@@ -32,19 +32,13 @@ class ExecCli : public ::testing::Test {
     o.env["DBLOCK_URL"] = std::nullopt;
     o.cwd = dir_.path();
     o.timeout = 120s;
-    return run_process(o);
+    return o;
+  }
+  process_result dblock(std::vector<std::string> args, std::optional<std::string> url = std::nullopt) {
+    return run_process(options(std::move(args), url));
   }
   child start(std::vector<std::string> args, std::optional<std::string> url = std::nullopt) {
-    process_options o;
-    o.argv = {DBLOCK_BINARY};
-    if (url) {
-      o.argv.push_back("--url");
-      o.argv.push_back(*url);
-    }
-    for (auto& a : args) o.argv.push_back(a);
-    o.env["DBLOCK_URL"] = std::nullopt;
-    o.cwd = dir_.path();
-    return start_process(o);
+    return start_process(options(std::move(args), url));
   }
   // Waits until `dblock locks --json` lists `name` (the holder is really holding it).
   void wait_until_held(const std::string& name, std::optional<std::string> url = std::nullopt) {
