@@ -9,7 +9,7 @@
 #include <soci/mysql/soci-mysql.h>
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
-#include <soci/sqlite3/soci-sqlite3.h>
+#include <soci/sqlite3/soci-sqlite3.h>  // declares the sqlite3 C API in namespace sqlite_api
 
 #include <pqxx/pqxx>
 
@@ -446,6 +446,39 @@ TEST_P(FoundationConformance, EightConcurrentMigrateProcesses) {
 }
 
 DBLOCK_CONFORMANCE_SUITE(FoundationConformance);
+
+// SQLite answers the WAL switch of a new connection (sql/sqlite/connect.sql) with an
+// immediate SQLITE_BUSY, without calling the busy handler, while another connection
+// writes to a file still in rollback-journal mode: the race of several processes opening
+// one new file. Opening must wait for the writer (bounded by connect_timeout), not fail.
+TEST(SqliteOpen, WalSwitchWaitsForAnotherWriterUpToTheConnectTimeout) {
+  temp_dir dir("dblock-wal");
+  const std::string path = (dir / "busy.db").string();
+  namespace sq = sqlite_api;
+  sq::sqlite3* writer = nullptr;
+  ASSERT_EQ(sq::sqlite3_open(path.c_str(), &writer), SQLITE_OK);
+  std::unique_ptr<sq::sqlite3, decltype(&sq::sqlite3_close)> guard(writer, &sq::sqlite3_close);
+  ASSERT_EQ(sq::sqlite3_exec(writer, "CREATE TABLE t (x INTEGER); BEGIN IMMEDIATE; INSERT INTO t VALUES (1);", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+
+  open_options quick;
+  quick.connect_timeout = std::chrono::seconds(1);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW((void)open("sqlite://" + path, quick), lock_not_available);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(900)) << "gave up at once instead of waiting for the writer";
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "ignored connect_timeout";
+
+  // Once the writer is done, the same open succeeds and can migrate.
+  ASSERT_EQ(sq::sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto db = open("sqlite://" + path, quick);
+  EXPECT_FALSE(db.migrate().applied.empty());
+  auto& drv = db.backend()->raw();
+  auto rows = drv.run(detail::rewrite_placeholders("count", "SELECT COUNT(*) FROM t", drv.style()), {}).rows;
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], std::optional<std::string>("1"));
+}
 
 }  // namespace
 }  // namespace dblock::test

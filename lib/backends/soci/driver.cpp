@@ -9,8 +9,12 @@
 #include <soci/sqlite3/soci-sqlite3.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <random>
+#include <thread>
 
 #include "backends/soci/classify.hpp"
 #include "core/backend.hpp"
@@ -149,10 +153,27 @@ class soci_driver final : public driver {
   }
 
   // SQLite connection set-up from sql/sqlite/connect.sql (WAL, synchronous, ...).
-  void configure_sqlite() {
+  // Switching a new file to WAL takes a write lock while holding a read lock, and when
+  // several connections open the same new file at once (eight `dblock migrate`
+  // processes, say) SQLite answers SQLITE_BUSY at once instead of calling the busy
+  // handler (it could deadlock): retry each statement, with jitter, for up to `wait`.
+  void configure_sqlite(std::chrono::milliseconds wait) {
     auto* be = static_cast<soci::sqlite3_session_backend*>(sess_->get_backend());
     sqlite3_extended_result_codes(be->conn_, 1);
-    for (const auto& s : split_statements(text("connect"))) simple(s, "connect", false);
+    thread_local std::mt19937 rng{std::random_device{}()};
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    for (const auto& s : split_statements(text("connect"))) {
+      for (int attempt = 0;; ++attempt) {
+        try {
+          simple(s, "connect", false);
+          break;
+        } catch (const lock_not_available&) {
+          if (std::chrono::steady_clock::now() >= deadline) throw;
+          const int cap = std::min(100, 2 << std::min(attempt, 6));
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng)));
+        }
+      }
+    }
   }
 
  private:
@@ -226,7 +247,7 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   }
   auto* raw = s.get();
   auto d = std::make_unique<soci_driver>(std::move(s), raw, u.kind, u.redacted());
-  if (u.kind == dialect::sqlite) d->configure_sqlite();
+  if (u.kind == dialect::sqlite) d->configure_sqlite(opts.connect_timeout);
   return d;
 }
 
