@@ -325,9 +325,11 @@ TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
 // The round-trip counter later primitives assert on (DESIGN principle 2). Observed:
 //  - ping: 1 round trip. Exception: Connector/C++ prepares each statement once per
 //    connection (COM_STMT_PREPARE is a round trip), so its first ping costs 2.
-//  - migrate() on an up-to-date database, same connection: 4 on every combination:
-//      PostgreSQL: pg_try_advisory_lock, history_present, history_list, pg_advisory_unlock
-//      MariaDB:    GET_LOCK, history_present, history_list, RELEASE_LOCK
+//  - migrate() on an up-to-date database, same connection, uncontended: 4 on every
+//    combination (sql/<dialect>/*.sql file names):
+//      PostgreSQL: session_lock_try (pg_try_advisory_lock), history_present, history_list,
+//                  session_lock_release
+//      MariaDB:    session_lock_try (GET_LOCK), history_present, history_list, session_lock_release
 //      SQLite:     BEGIN IMMEDIATE, history_present, history_list, COMMIT
 //    (its statements are already prepared on Connector/C++ by the first migrate).
 //  - the same on a new Connector/C++ connection: 8 (4 prepares + 4 executions).
