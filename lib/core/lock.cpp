@@ -341,7 +341,13 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   };
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
-    if (auto l = try_acquire(name)) {
+    std::optional<lease> l;
+    try {
+      l = try_acquire(name);
+    } catch (const transaction_conflict&) {
+      // Still a deadlock victim after lock_store's quick retries: contention; keep waiting.
+    }
+    if (l) {
       if (attempt > 0) record_wait();
       return std::move(*l);
     }

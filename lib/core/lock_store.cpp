@@ -1,6 +1,9 @@
 // lib/core/lock_store.cpp — see lock_store.hpp. Statement files: sql/<dialect>/lock_*.sql.
 #include "core/lock_store.hpp"
 
+#include <random>
+#include <thread>
+
 #include "dblock/errors.hpp"
 
 namespace dblock::detail::lock_store {
@@ -30,10 +33,31 @@ lock_info info_from(const std::string& name, const std::vector<cell>& r, std::si
   return i;
 }
 
+// A single autocommit statement chosen as a deadlock victim (InnoDB can pick an
+// INSERT ... ON DUPLICATE KEY UPDATE or a DELETE racing on one row) was rolled back
+// whole: running it again is safe. A few quick tries with jitter, then give up.
+template <typename F>
+auto retry_conflicts(backend& b, F&& f) -> decltype(f()) {
+  thread_local std::mt19937 rng(std::random_device{}());
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return f();
+    } catch (const transaction_conflict&) {
+      if (attempt >= 5 || b.raw().in_transaction()) throw;
+      std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(100, 2000 * attempt)(rng)));
+    }
+  }
+}
+
 }  // namespace
 
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                        const std::string& holder_text) {
+  return retry_conflicts(b, [&] { return acquire_once(b, name, owner, ttl_ms, holder_text); });
+}
+
+acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
+                            const std::string& holder_text) {
   acquire_result out;
   switch (b.kind()) {
     case dialect::postgresql: {
@@ -77,7 +101,7 @@ std::optional<lock_info> holder(backend& b, const std::string& name) {
 }
 
 bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold) {
-  auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner});
+  auto r = retry_conflicts(b, [&] { return b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner}); });
   if (b.kind() == dialect::mysql) return r.affected > 0;
   return !r.rows.empty();
 }

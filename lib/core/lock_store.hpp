@@ -19,8 +19,11 @@ struct acquire_result {
   std::optional<lock_info> state;  // the row after the statement (the holder when not granted), if known
 };
 
+// Retries a statement chosen as a deadlock victim (it was rolled back whole) a few times.
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                        const std::string& holder);
+acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
+                            const std::string& holder);
 std::optional<lock_info> holder(backend& b, const std::string& name);
 // Deletes the row (final) or decrements holds. False when it was no longer ours.
 bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold);
