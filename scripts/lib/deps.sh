@@ -22,6 +22,7 @@ DBLOCK_BUILD_PACKAGES=(
     libcli11-dev nlohmann-json3-dev  # CLI parsing, `dblock locks --json`
     libgtest-dev libbenchmark-dev gnuplot-nox  # tests, bench/ and its plots
     procps                         # pgrep/ps, used by tests that kill processes
+    faketime                       # tests/faults: a worker whose wall clock jumps (libfaketime)
 )
 # iproute2 gives `ss`, which scripts/servers uses to pick free ports (a bare image lacks it).
 DBLOCK_SERVER_PACKAGES=(postgresql mariadb-server mariadb-client iproute2)
