@@ -179,7 +179,7 @@ TEST_F(FaultRuns, PostgresqlServerRestart) {
     if (require_all()) FAIL() << "DBLOCK_TEST_SERVERS_DIR is not set";
     GTEST_SKIP() << "DBLOCK_TEST_SERVERS_DIR is not set (scripts/servers start writes it)";
   }
-  DBLOCK_FAULT_RUN(spec(db::postgresql, "restart", "none", 10), "restart", 2);
+  DBLOCK_FAULT_RUN(spec(db::postgresql, "restart", "none", 10, {"--fault-interval-ms", "1000"}), "restart", 2);
 }
 
 // ------------------------------------------------------------------ MariaDB (Connector/C++)
@@ -195,7 +195,7 @@ TEST_F(FaultRuns, MariadbServerRestart) {
     if (require_all()) FAIL() << "DBLOCK_TEST_SERVERS_DIR is not set";
     GTEST_SKIP() << "DBLOCK_TEST_SERVERS_DIR is not set (scripts/servers start writes it)";
   }
-  DBLOCK_FAULT_RUN(spec(db::mariadb, "restart", "none", 10), "restart", 2);
+  DBLOCK_FAULT_RUN(spec(db::mariadb, "restart", "none", 10, {"--fault-interval-ms", "1000"}), "restart", 2);
 }
 
 // ------------------------------------------------------------------ SOCI on the servers
