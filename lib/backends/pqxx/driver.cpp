@@ -1,6 +1,8 @@
 // lib/backends/pqxx/driver.cpp — the libpqxx 6.4 driver (PostgreSQL): runs embedded
-// statements with exec_params (one round trip each), transactions with pqxx::work,
+// statements as prepared statements on its own connections (exec_params on a caller's
+// connection or transaction; one round trip each), transactions with pqxx::work,
 // and the public open_pqxx()/attach(pqxx::connection&) entry points.
+#include <map>
 #include <pqxx/pqxx>
 
 #include "core/backend.hpp"
@@ -48,8 +50,14 @@ class pqxx_driver final : public driver {
         ptrs[i] = text[i].c_str();
       }
     }
-    ++round_trips_;
     try {
+      if (const std::string* ps = prepared(st)) {
+        ++round_trips_;
+        pqxx::result r = tx_ ? tx_->exec_prepared(*ps, pqxx::prepare::make_dynamic_params(ptrs))
+                             : pqxx::nontransaction(*conn_).exec_prepared(*ps, pqxx::prepare::make_dynamic_params(ptrs));
+        return convert(r);
+      }
+      ++round_trips_;
       pqxx::result r = ext_ ? ext_->exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs))
                        : tx_ ? tx_->exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs))
                            : pqxx::nontransaction(*conn_).exec_params(st.text, pqxx::prepare::make_dynamic_params(ptrs));
@@ -131,6 +139,28 @@ class pqxx_driver final : public driver {
   }
 
  private:
+  // On a connection dblock opened itself, each distinct statement text is prepared once
+  // (a named server-side statement "dblock_<n>"; the PREPARE is one more round trip,
+  // counted) and then run with exec_prepared: no parse and plan per call. Planning
+  // lock_acquire's CTE costs several times what running it does (docs/performance.md).
+  // The caller's transaction and attached connections keep exec_params: dblock leaves
+  // no prepared statements on a connection it does not own.
+  const std::string* prepared(const statement& st) {
+    if (!owned_ || ext_) return nullptr;
+    auto [it, fresh] = prepared_.try_emplace(st.text);
+    auto& [name, ready] = it->second;
+    if (fresh) {
+      name = "dblock_" + std::to_string(++prepared_count_);
+      conn_->prepare(name, st.text);
+    }
+    if (!ready) {
+      ++round_trips_;
+      conn_->prepare_now(name);  // throws (classified by run) and stays not ready on failure
+      ready = true;
+    }
+    return &name;
+  }
+
   static result convert(const pqxx::result& r) {
     result out;
     out.affected = static_cast<std::int64_t>(r.affected_rows());
@@ -154,6 +184,8 @@ class pqxx_driver final : public driver {
   std::vector<std::unique_ptr<receiver>> receivers_;
   std::unique_ptr<pqxx::work> tx_;
   std::string desc_;
+  std::map<std::string, std::pair<std::string, bool>> prepared_;  // text -> (name, prepared on the server)
+  int prepared_count_ = 0;
 };
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
