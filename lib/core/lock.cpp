@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/backend.hpp"
 #include "core/crypto.hpp"
@@ -140,10 +141,17 @@ struct session_core {
         if (wake.wait_for(l, next, [&] { return stopping; })) return;
       }
       std::vector<std::string> names;
+      // The holds this renewal speaks for. Only they are judged by its result: a hold that
+      // joined `held` after this snapshot (its acquire was in flight) is not in `names`, and
+      // on MySQL the renewed list IS `names` when every row matched (lock_store::renew).
+      std::unordered_set<const held_lock*> asked;
       {
         std::lock_guard l(mu);
         for (auto& [n, h] : held)
-          if (!h->lost) names.push_back(n);
+          if (!h->lost) {
+            names.push_back(n);
+            asked.insert(h.get());
+          }
       }
       next = period;
       if (names.empty()) continue;
@@ -156,7 +164,7 @@ struct session_core {
         detail::count(counter::lock_renewals);
         std::lock_guard l(mu);
         for (auto& [n, h] : held) {
-          if (h->lost || h->granted_at >= t0) continue;  // granted during the renewal: judged next time
+          if (h->lost || h->granted_at >= t0 || !asked.count(h.get())) continue;  // judged next time
           if (std::binary_search(still.begin(), still.end(), n)) {
             h->deadline = std::max(h->deadline, t0 + opts.ttl);
           } else if (mark_lost(*h, "the lock row is gone or belongs to another owner (expired, taken over or deleted)")) {
