@@ -1,0 +1,120 @@
+// bench/bench.hpp — shared pieces of dblock's benchmark harness (bench/, issue 7):
+// run options, the backend combinations under test, result records with their spread,
+// the targets, and small statistics helpers. Every figure the harness reports is a
+// ratio against a "floor" measured in the same run: the hand-written raw-SQL twin of
+// the operation on the same client library, or the SELECT 1 round trip.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dblock/url.hpp"
+
+namespace dblock_bench {
+
+enum class size_kind { tiny, full };
+
+struct options {
+  size_kind size = size_kind::full;
+  std::filesystem::path out_dir;
+  std::vector<std::string> only;  // combination names to run (empty = all available)
+  int reps = 15;                  // Google Benchmark repetitions per micro benchmark
+  double min_time = 0.15;         // seconds per repetition
+  int contenders = 8;             // hot lock processes
+  int hot_rounds = 3;             // hot lock: rounds of (naive, dblock) per backend
+  double hot_seconds = 4;         // hot lock: length of one round
+  int hold_ms = 1;                // hot lock: time the lock is held per acquisition
+  int think_ms = 5;               // hot lock: time between a release and the next acquire
+  int live_rows = 100'000;        // live rows in the "big" lock table
+  int expired_rows = 200'000;     // expired rows the reaper removes per round
+  int reap_rounds = 2;
+  int renew_locks = 1000;
+  bool require_all = false;       // DBLOCK_TEST_REQUIRE_ALL=1: a missing server URL fails
+};
+
+// One backend x database combination (same names as the conformance suite).
+struct combo {
+  std::string name;            // pqxx_postgresql, mysql_mariadb, soci_sqlite
+  dblock::dialect kind = dblock::dialect::sqlite;
+  std::string server_url;      // the server's URL as given (creating databases); empty for SQLite
+  std::string url;             // the benchmark database (throwaway)
+  std::string big_url;         // a second one holding `live_rows` live locks
+};
+
+struct stats {
+  double median = 0, p25 = 0, p75 = 0, min = 0, max = 0;
+  std::size_t n = 0;
+};
+[[nodiscard]] stats summarize(std::vector<double> v);
+[[nodiscard]] double percentile(std::vector<double> v, double p);  // p in [0, 100]
+
+// How a result is judged against the issue's targets.
+struct target {
+  enum class on { ratio_max, ratio_min, value_max, value_min } kind = on::ratio_max;
+  double bound = 0;
+  std::string text;  // e.g. "<= 1.10x hand-written"
+};
+
+struct result {
+  std::string metric;
+  std::string backend;
+  double value = 0;
+  std::string unit;
+  double floor = 0;
+  double ratio = 0;
+  std::string floor_is;  // what the floor measures, for the JSON and the docs
+  std::optional<stats> value_spread;  // over repetitions / rounds
+  std::optional<stats> floor_spread;
+  std::optional<stats> ratio_spread;  // ratios of matched repetitions / rounds
+  std::optional<target> goal;
+  std::string note;
+  std::vector<std::pair<std::string, double>> extra;  // more numbers for the JSON
+  [[nodiscard]] std::optional<bool> met() const;
+};
+
+// Every result of the run, in order; printed as metric lines and written to JSON.
+class report {
+ public:
+  void add(result r);
+  [[nodiscard]] const std::vector<result>& all() const { return results_; }
+  void fail(const std::string& what) { failures_.push_back(what); }
+  [[nodiscard]] const std::vector<std::string>& failures() const { return failures_; }
+
+ private:
+  std::vector<result> results_;
+  std::vector<std::string> failures_;
+};
+
+// ratio = value / floor (1 when both are 0).
+[[nodiscard]] double ratio_of(double value, double floor);
+
+// Targets per metric (on PostgreSQL unless the issue names every dialect).
+[[nodiscard]] std::optional<target> target_for(const std::string& metric, dblock::dialect d);
+
+// Progress and diagnostics go to stderr; stdout carries only the metric lines.
+void note(const std::string& line);
+
+// A unique, random lower-case hex string of 2*n characters.
+[[nodiscard]] std::string random_hex(std::size_t n);
+
+using bench_clock = std::chrono::steady_clock;
+[[nodiscard]] inline double ms_since(bench_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(bench_clock::now() - t0).count();
+}
+
+// The parts of the run (each in its own .cpp).
+struct context;  // per-combination state, bench/micro.cpp
+void run_micro(const options& o, const std::vector<combo>& combos, report& rep);
+void run_diagnostics(const options& o, const std::vector<combo>& combos, report& rep);
+void run_hot_lock(const options& o, const std::vector<combo>& combos, report& rep);
+void run_renewal(const options& o, const std::vector<combo>& combos, report& rep);
+void run_reaper(const options& o, const std::vector<combo>& combos, report& rep);
+// `dblock_bench contend ...`: one hot-lock contender process (bench/hot_lock.cpp).
+int contender_main(int argc, char** argv);
+
+}  // namespace dblock_bench

@@ -1,0 +1,265 @@
+// bench/hot_lock.cpp — one hot lock, N contender PROCESSES (as separate machines would
+// be: no in-process hand-off helps them). Each contender loops until the round ends:
+//   t0; take the lock; wait = now - t0; hold it hold_ms; release; think think_ms
+// in one of two modes, alternated round by round on the same lock:
+//   naive   try_acquire() (dblock's own acquire statement) and sleep 1 ms until granted:
+//           the polling loop people write by hand, over the same SQL;
+//   dblock  session::acquire(name, wait): backoff with full jitter, capped by the holder's
+//           expiry, woken by LISTEN/NOTIFY on PostgreSQL.
+// Reported per mode: acquisitions per second (grants before the round's end), p99 of the
+// wait, and fairness = most successful contender's grants / least successful's.
+// Contenders are this binary (`dblock_bench contend`), started with posix_spawn; the URL
+// goes through the environment (DBLOCK_BENCH_URL), never argv (it holds a password).
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "bench.hpp"
+#include "dblock/dblock.hpp"
+
+extern char** environ;
+
+namespace dblock_bench {
+namespace {
+
+struct child {
+  pid_t pid = -1;
+  FILE* in = nullptr;   // its stdin
+  FILE* out = nullptr;  // its stdout
+};
+
+child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
+                      int think_ms) {
+  int to_child[2], from_child[2];
+  if (pipe(to_child) != 0 || pipe(from_child) != 0) throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+  for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) posix_spawn_file_actions_addclose(&fa, fd);
+  std::vector<std::string> args{"dblock_bench", "contend", "--mode", mode, "--name", name,
+                                "--hold-ms", std::to_string(hold_ms), "--think-ms", std::to_string(think_ms)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "DBLOCK_BENCH_URL=", 17) != 0) env_s.emplace_back(*e);
+  env_s.push_back("DBLOCK_BENCH_URL=" + url);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  child c;
+  const int rc = posix_spawn(&c.pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(to_child[0]);
+  close(from_child[1]);
+  if (rc != 0) {
+    close(to_child[1]);
+    close(from_child[0]);
+    throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
+  }
+  c.in = fdopen(to_child[1], "w");
+  c.out = fdopen(from_child[0], "r");
+  return c;
+}
+
+std::string read_line(FILE* f) {
+  std::string s;
+  int ch;
+  while ((ch = std::fgetc(f)) != EOF && ch != '\n') s += static_cast<char>(ch);
+  return s;
+}
+
+struct round_result {
+  double throughput = 0;  // grants per second
+  double p99 = 0, p50 = 0, max_wait = 0;  // ms
+  double fairness = 0;    // max grants / min grants
+  std::vector<int> grants;
+  int timeouts = 0;
+};
+
+round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double seconds,
+                       const std::string& name) {
+  std::vector<child> kids;
+  for (int i = 0; i < contenders; ++i) kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms));
+  bool ok = true;
+  for (auto& k : kids)
+    if (read_line(k.out) != "ready") ok = false;
+  for (auto& k : kids) {
+    std::fprintf(k.in, "go %.3f\n", ok ? seconds : 0.0);
+    std::fflush(k.in);
+  }
+  round_result r;
+  std::vector<double> waits;
+  for (auto& k : kids) {
+    std::istringstream line(read_line(k.out));
+    std::string tag;
+    int grants = 0, timeouts = 0;
+    line >> tag >> grants >> timeouts;
+    if (tag != "result") ok = false;
+    r.grants.push_back(grants);
+    r.timeouts += timeouts;
+    double w;
+    while (line >> w) waits.push_back(w);
+    std::fclose(k.in);
+    std::fclose(k.out);
+    int status = 0;
+    waitpid(k.pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ok = false;
+  }
+  if (!ok) throw std::runtime_error(c.name + ": a " + mode + " contender failed (see its stderr)");
+  int total = 0;
+  for (int g : r.grants) total += g;
+  r.throughput = total / seconds;
+  r.p99 = percentile(waits, 99);
+  r.p50 = percentile(waits, 50);
+  r.max_wait = waits.empty() ? 0 : *std::max_element(waits.begin(), waits.end());
+  const int lo = *std::min_element(r.grants.begin(), r.grants.end());
+  const int hi = *std::max_element(r.grants.begin(), r.grants.end());
+  r.fairness = lo == 0 ? static_cast<double>(hi) : static_cast<double>(hi) / lo;
+  return r;
+}
+
+std::string grants_text(const std::vector<int>& g) {
+  std::string s;
+  for (int x : g) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+}  // namespace
+
+void run_hot_lock(const options& o, const std::vector<combo>& combos, report& rep) {
+  const bool tiny = o.size == size_kind::tiny;
+  const int n = tiny ? 2 : o.contenders;
+  const double seconds = tiny ? 0.5 : o.hot_seconds;
+  const int rounds = tiny ? 1 : o.hot_rounds;
+  note("hot lock: " + std::to_string(n) + " contender processes, hold " + std::to_string(o.hold_ms) + " ms, think " +
+       std::to_string(o.think_ms) + " ms, " + std::to_string(rounds) + " rounds x " + std::to_string(seconds) +
+       " s per mode");
+  for (const auto& c : combos) {
+    std::vector<round_result> naive, smart;
+    for (int i = 0; i < rounds; ++i) {
+      // Alternate which mode goes first, so drift on the machine does not favour one.
+      for (int m = 0; m < 2; ++m) {
+        const bool dblock_mode = (m == 0) == (i % 2 == 1);
+        auto r = run_round(c, dblock_mode ? "dblock" : "naive", o, n, seconds, "bench:hot");
+        note("  " + c.name + " round " + std::to_string(i + 1) + " " + (dblock_mode ? "dblock" : "naive ") + ": " +
+             std::to_string(r.throughput) + " acq/s, wait p50 " + std::to_string(r.p50) + " ms p99 " +
+             std::to_string(r.p99) + " ms max " + std::to_string(r.max_wait) + " ms, grants " + grants_text(r.grants) +
+             (r.timeouts ? ", timeouts " + std::to_string(r.timeouts) : ""));
+        if (r.timeouts) rep.fail(c.name + ": hot lock: " + std::to_string(r.timeouts) + " acquire timeouts");
+        (dblock_mode ? smart : naive).push_back(r);
+      }
+    }
+    auto emit = [&](const std::string& metric, const std::string& unit, auto field) {
+      std::vector<double> v, f, q;
+      for (std::size_t i = 0; i < smart.size(); ++i) {
+        v.push_back(field(smart[i]));
+        f.push_back(field(naive[i]));
+        q.push_back(ratio_of(v.back(), f.back()));
+      }
+      result r;
+      r.metric = metric;
+      r.backend = c.name;
+      r.value_spread = summarize(v);
+      r.floor_spread = summarize(f);
+      r.ratio_spread = summarize(q);
+      r.value = r.value_spread->median;
+      r.floor = r.floor_spread->median;
+      r.ratio = ratio_of(r.value, r.floor);
+      r.unit = unit;
+      r.floor_is = "the naive 1 ms polling loop over the same SQL, same round count";
+      rep.add(std::move(r));
+    };
+    emit("hot_lock_throughput", "acq/s", [](const round_result& r) { return r.throughput; });
+    emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });
+    emit("hot_lock_fairness", "x", [](const round_result& r) { return r.fairness; });
+  }
+}
+
+// ------------------------------------------------------------------ the contender process
+
+int contender_main(int argc, char** argv) {
+  std::string mode, name;
+  int hold_ms = 0, think_ms = 0;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--mode") mode = v;
+    else if (k == "--name") name = v;
+    else if (k == "--hold-ms") hold_ms = std::stoi(v);
+    else if (k == "--think-ms") think_ms = std::stoi(v);
+  }
+  const char* url = std::getenv("DBLOCK_BENCH_URL");
+  if (!url || (mode != "naive" && mode != "dblock") || name.empty()) {
+    std::cerr << "dblock_bench contend: needs DBLOCK_BENCH_URL, --mode naive|dblock, --name NAME\n";
+    return 64;
+  }
+  try {
+    auto db = dblock::open(url);
+    dblock::session s(db);
+    db.ping();
+    std::cout << "ready" << std::endl;
+    std::string go;
+    double seconds = 0;
+    std::cin >> go >> seconds;
+    std::vector<double> waits;
+    int grants = 0, timeouts = 0;
+    const auto start = bench_clock::now();
+    const auto end = start + std::chrono::duration_cast<bench_clock::duration>(std::chrono::duration<double>(seconds));
+    while (bench_clock::now() < end) {
+      const auto t0 = bench_clock::now();
+      std::optional<dblock::lease> l;
+      if (mode == "dblock") {
+        try {
+          l = s.acquire(name, std::chrono::seconds(10));
+        } catch (const dblock::timeout_error&) {
+          ++timeouts;
+          continue;
+        }
+      } else {
+        while (!(l = s.try_acquire(name))) {
+          if (bench_clock::now() - t0 > std::chrono::seconds(10)) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (!l) {
+          ++timeouts;
+          continue;
+        }
+      }
+      const auto granted = bench_clock::now();
+      if (granted <= end) {
+        ++grants;
+        waits.push_back(std::chrono::duration<double, std::milli>(granted - t0).count());
+      }
+      if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+      l->release();
+      if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
+    }
+    std::cout << "result " << grants << " " << timeouts;
+    char buf[32];
+    for (double w : waits) {
+      std::snprintf(buf, sizeof buf, " %.3f", w);
+      std::cout << buf;
+    }
+    std::cout << std::endl;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "dblock_bench contend: " << e.what() << "\n";
+    std::cout << "failed" << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace dblock_bench

@@ -1,0 +1,76 @@
+// bench/twins.hpp — the hand-written twins: each operation dblock benchmarks, written
+// in raw SQL the way a competent engineer would write it by hand with the same
+// guarantees (server clock, fencing token from the same sequence, takeover of an expired
+// row, durable autocommit), run through the plain client library — libpqxx, Connector/C++
+// or SOCI sqlite3 — with statements prepared once per connection. They work on dblock's
+// own tables (same columns, same indexes, same fence sequence), so the only difference
+// measured is what dblock does on top. The SQL is in bench/twins.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dblock/database.hpp"
+#include "dblock/url.hpp"
+
+namespace dblock_bench {
+
+class raw_client {
+ public:
+  virtual ~raw_client() = default;
+
+  // SELECT 1: the round-trip floor (prepared where that is faster: libpqxx, SQLite).
+  virtual void select1() = 0;
+  // One upsert: inserts a fresh grant or takes over an expired row; the fence when
+  // granted, nothing when another owner holds the lock live.
+  virtual std::optional<std::int64_t> acquire(const std::string& name, const std::string& owner,
+                                              std::int64_t ttl_ms) = 0;
+  // A read-only busy check: true when another owner holds `name` live (SELECT by primary
+  // key, no write). Not what dblock sends: the cost of a read-first design's busy path.
+  virtual bool probe(const std::string& name, const std::string& owner) = 0;
+  // DELETE ... WHERE name AND owner; true when the row was ours.
+  virtual bool release(const std::string& name, const std::string& owner) = 0;
+  // PostgreSQL only (elsewhere the same as release()): the DELETE commits without waiting
+  // for its WAL flush (set_config('synchronous_commit', 'off', true) in the statement). Not
+  // what dblock sends: the cost of a pair whose release is asynchronous, the design
+  // change docs/performance.md discusses.
+  virtual bool release_async(const std::string& name, const std::string& owner) { return release(name, owner); }
+  // A plain INSERT of a new in-progress idempotency record (the floor of begin() on a new key).
+  virtual void idem_insert(const std::string& scope, const std::string& key, const std::string& fingerprint,
+                           const std::string& owner, std::int64_t lease_ms, std::int64_t retention_ms) = 0;
+  // SELECT of a record by primary key (the floor of a replay); true when found.
+  virtual bool idem_lookup(const std::string& scope, const std::string& key) = 0;
+  // One batch of a hand-written reaper: deletes up to `limit` lock rows expired for
+  // longer than grace_ms; returns how many.
+  virtual std::int64_t reap_batch(std::int64_t grace_ms, std::int64_t limit) = 0;
+
+  // Unprepared helpers for set-up and diagnostics (not timed).
+  virtual void exec(const std::string& sql) = 0;
+  virtual std::int64_t query_int(const std::string& sql) = 0;
+  virtual std::string query_text(const std::string& sql) = 0;
+
+  // dblock on this very connection (dblock::attach): its statements are then counted by
+  // database::round_trips(), the watchdog's renewals included. Use the client for nothing
+  // else afterwards.
+  virtual dblock::database attach() = 0;
+
+  // Statements sent by the timed methods above.
+  [[nodiscard]] std::uint64_t statements() const noexcept { return statements_; }
+
+ protected:
+  std::uint64_t statements_ = 0;
+};
+
+// Connects with the plain client library of the combination's dialect: libpqxx for
+// postgresql://, Connector/C++ for mysql:// (found_rows: CLIENT_FOUND_ROWS, as dblock
+// sets it), SOCI sqlite3 for sqlite: (synchronous = FULL, as dblock sets it).
+[[nodiscard]] std::unique_ptr<raw_client> connect_raw(const std::string& url, bool found_rows = false);
+
+// Set-up, not timed: inserts n lock rows named <prefix><i> in one statement, each with a
+// random owner, expiring expires_in_s seconds from now (negative: expired that long ago),
+// then refreshes the planner statistics (VACUUM ANALYZE / ANALYZE TABLE / ANALYZE).
+void insert_lock_rows(raw_client& c, dblock::dialect d, const std::string& prefix, int n, int expires_in_s);
+
+}  // namespace dblock_bench
