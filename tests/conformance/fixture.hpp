@@ -114,7 +114,8 @@ class conformance : public ::testing::TestWithParam<combination> {
   static std::uint64_t round_trips_of(database& db, const std::function<void()>& fn);
 
   // Server-side connection killing (not on SQLite: check can_kill_connections() and
-  // GTEST_SKIP). server_connection_id: pg_backend_pid() / CONNECTION_ID().
+  // assert SQLite's own analogue instead; CI skips nothing). server_connection_id:
+  // pg_backend_pid() / CONNECTION_ID().
   [[nodiscard]] bool can_kill_connections() const { return kind() != dialect::sqlite; }
   static std::int64_t server_connection_id(database& db);
   // Kills `victim`'s server connection from a second connection to url() and returns

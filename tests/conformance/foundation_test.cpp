@@ -13,6 +13,7 @@
 
 #include <pqxx/pqxx>
 
+#include <chrono>
 #include <map>
 #include <sstream>
 
@@ -275,8 +276,51 @@ TEST_P(FoundationConformance, DuplicateKeyIsUniqueViolation) {
   raw_exec(db, "DROP TABLE " + t);
 }
 
+// SQLite is embedded: there is no server connection to kill. Its analogues of "the
+// database is not reachable for you right now" are checked instead: a file that cannot
+// be opened is a retryable connection_error, and a write while another connection holds
+// the write lock fails after the busy timeout with a retryable lock_not_available
+// (SQLITE_BUSY) that the same connection then succeeds in retrying.
 TEST_P(FoundationConformance, KilledConnectionIsRetryableConnectionError) {
-  if (!can_kill_connections()) GTEST_SKIP() << "SQLite is embedded: there is no server connection to kill";
+  if (!can_kill_connections()) {
+    try {
+      (void)dblock::open("sqlite://" + (temp_path() / "no-such-dir" / "x.db").string());
+      ADD_FAILURE() << "opening a file in a missing folder succeeded";
+    } catch (const connection_error& e) {
+      EXPECT_EQ(e.kind(), error_kind::connection);
+      EXPECT_TRUE(e.retryable());
+    } catch (const error& e) {
+      ADD_FAILURE() << "unopenable file classified as " << to_string(e.kind()) << ": " << e.what();
+    }
+
+    auto victim = open_unmigrated();
+    auto holder = open_unmigrated();
+    const auto t = unique_name("busy");
+    raw_exec(victim, "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY)");
+    const std::string insert = "INSERT INTO " + t + " (id) VALUES ($1)";
+    victim.backend()->set_busy_timeout(std::chrono::milliseconds(50));
+    holder.backend()->in_transaction([&] {  // BEGIN IMMEDIATE: holder has the write lock
+      raw_query(holder, insert, {std::int64_t{1}});
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        raw_query(victim, insert, {std::int64_t{2}});
+        ADD_FAILURE() << "a write went through while another connection held the write lock";
+      } catch (const lock_not_available& e) {
+        EXPECT_EQ(e.kind(), error_kind::lock_not_available);
+        EXPECT_TRUE(e.retryable());
+        EXPECT_EQ(e.vendor_code() & 0xff, 5) << "SQLITE_BUSY family, got " << e.vendor_code();
+      } catch (const error& e) {
+        ADD_FAILURE() << "classified as " << to_string(e.kind()) << " (code " << e.vendor_code() << "): " << e.what();
+      }
+      const auto waited = std::chrono::steady_clock::now() - start;
+      EXPECT_GE(waited, std::chrono::milliseconds(40)) << "failed before the busy timeout";
+      EXPECT_LT(waited, std::chrono::seconds(5)) << "the 50 ms busy timeout was not applied";
+    });
+    EXPECT_FALSE(victim.backend()->raw().in_transaction());
+    EXPECT_NO_THROW(raw_query(victim, insert, {std::int64_t{2}})) << "the retry after the lock was released failed";
+    EXPECT_EQ(query_int(holder, "SELECT COUNT(*) FROM " + t), 2);
+    return;
+  }
   auto victim = open_unmigrated();
   victim.ping();
   ASSERT_NO_FATAL_FAILURE(kill_connection(victim));
@@ -295,8 +339,48 @@ TEST_P(FoundationConformance, KilledConnectionIsRetryableConnectionError) {
 // THE COMMIT TRAP (CLIENT-NOTES): Connector/C++ 1.1.12's Connection::commit() returns
 // normally on a dead connection and the rows are gone. Whatever the backend, a commit
 // on a connection killed mid-transaction must throw, and the row must not be there.
+// SQLite has no connection to kill; its COMMIT fails on a deferred foreign key left
+// dangling (SQLITE_CONSTRAINT_FOREIGNKEY), and SQLite then keeps the transaction open:
+// the commit must throw, the row must not be there, and the connection must not stay
+// inside the failed transaction (holding the write lock every other writer waits for).
 TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
-  if (!can_kill_connections()) GTEST_SKIP() << "SQLite is embedded: there is no server connection to kill";
+  if (!can_kill_connections()) {
+    auto victim = open_unmigrated();
+    const auto parent = unique_name("parent");
+    const auto child = unique_name("child");
+    raw_exec(victim, "CREATE TABLE " + parent + " (id INTEGER PRIMARY KEY)");
+    raw_exec(victim, "CREATE TABLE " + child + " (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES " + parent +
+                         " (id) DEFERRABLE INITIALLY DEFERRED)");
+    const std::string insert_child = "INSERT INTO " + child + " (id, parent_id) VALUES ($1, $2)";
+    bool committed = false;
+    bool ran = false;
+    try {
+      victim.backend()->in_transaction([&] {
+        raw_query(victim, insert_child, {std::int64_t{1}, std::int64_t{42}});  // no parent 42: checked at COMMIT
+        ran = true;
+      });
+      committed = true;
+    } catch (const error& e) {
+      EXPECT_EQ(e.kind(), error_kind::database) << e.what();
+      EXPECT_FALSE(e.retryable()) << e.what();
+      EXPECT_EQ(e.vendor_code(), 787) << "SQLITE_CONSTRAINT_FOREIGNKEY expected: " << e.what();
+    }
+    EXPECT_TRUE(ran) << "the INSERT itself failed: the constraint was not deferred to COMMIT";
+    EXPECT_FALSE(committed) << "a COMMIT that failed returned normally";
+    EXPECT_FALSE(victim.backend()->raw().in_transaction());
+
+    // Another connection sees no row and can write at once: the failed transaction is gone.
+    auto checker = open_unmigrated();
+    checker.backend()->set_busy_timeout(std::chrono::milliseconds(200));
+    EXPECT_EQ(query_int(checker, "SELECT COUNT(*) FROM " + child), 0) << "the row of the failed commit is there";
+    EXPECT_NO_THROW(raw_query(checker, "INSERT INTO " + parent + " (id) VALUES ($1)", {std::int64_t{42}}))
+        << "the failed transaction still holds the write lock";
+    // The victim's connection works for the next transaction.
+    EXPECT_NO_THROW(victim.backend()->in_transaction(
+        [&] { raw_query(victim, insert_child, {std::int64_t{1}, std::int64_t{42}}); }));
+    EXPECT_EQ(query_int(checker, "SELECT COUNT(*) FROM " + child), 1);
+    return;
+  }
   auto victim = open_unmigrated();
   const auto t = unique_name("trap");
   raw_exec(victim, "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY)");

@@ -8,9 +8,18 @@
 //
 // Worker processes re-run this test binary with --gtest_filter=IdempotencyChild.* and an
 // environment describing the role (see child_main below).
+#include <cppconn/connection.h>
+#include <cppconn/driver.h>
+#include <cppconn/statement.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <soci/mysql/soci-mysql.h>
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/soci.h>
+#include <soci/sqlite3/soci-sqlite3.h>
 #include <unistd.h>
+
+#include <pqxx/pqxx>
 
 #include <atomic>
 #include <condition_variable>
@@ -25,9 +34,9 @@
 #include "conformance/fixture.hpp"
 #include "core/idempotency_detail.hpp"
 #include "dblock/idempotency.hpp"
-#include <pqxx/pqxx>
-
+#include "dblock/mysql.hpp"
 #include "dblock/pqxx.hpp"
+#include "dblock/soci.hpp"
 #include "support/process.hpp"
 
 namespace dblock::test {
@@ -778,28 +787,112 @@ TEST_P(IdempotencyConformance, RunOnceKilledBeforeCommitRecordsNothingAndTheRetr
   EXPECT_EQ(rows_for(db, table, "o9"), 1);
 }
 
-// The caller's own libpqxx transaction, through dblock::within().
-TEST_P(IdempotencyConformance, RunOnceInsideTheCallersOwnPqxxTransaction) {
-  if (client() != client_library::pqxx) GTEST_SKIP() << "libpqxx-specific (within(pqxx::work&))";
+// The caller's own transaction on the caller's own connection, through dblock::within():
+// a pqxx::work (libpqxx); a Connector/C++ sql::Connection* after START TRANSACTION; a
+// soci::session after BEGIN (BEGIN IMMEDIATE on SQLite). fn's business row, written by
+// the caller on that connection, and the record share the transaction: rolled back,
+// neither is there; committed, both are, and the key then replays without running fn.
+TEST_P(IdempotencyConformance, RunOnceInsideTheCallersOwnTransaction) {
   auto db = open();
+  const auto table = make_table(db, "rw");
   idempotency_store s(db);
   const auto scope = unique_name("rw");
   const auto fp = fingerprint("x");
-  pqxx::connection conn(url());
-  {
-    pqxx::work w(conn);
-    auto r = s.run_once(within(w), scope, "k", fp, [](transaction_ref&) { return idempotent_response{200, "p"}; });
-    EXPECT_EQ(r.outcome, idempotency_outcome::started);
-    // not committed: destroyed = rolled back
+  const std::string insert = "INSERT INTO " + table + " (k, v) VALUES ('k', 1)";
+  const auto u = parse_url(url());
+
+  // The caller's connection and transaction, whatever the client library.
+  std::function<void()> begin_tx, commit_tx, rollback_tx;
+  std::function<void(const std::string&)> exec;  // a statement in the open transaction
+  std::function<transaction_ref()> ref;          // within(<the open transaction>)
+  std::unique_ptr<pqxx::connection> pq;
+  std::optional<pqxx::work> work;
+  std::unique_ptr<sql::Connection> my;
+  std::unique_ptr<soci::session> so;
+  switch (client()) {
+    case client_library::pqxx:
+      pq = std::make_unique<pqxx::connection>(url());
+      begin_tx = [&] { work.emplace(*pq); };
+      exec = [&](const std::string& sql) { work->exec(sql); };
+      ref = [&] { return within(*work); };
+      commit_tx = [&] {
+        work->commit();
+        work.reset();
+      };
+      rollback_tx = [&] { work.reset(); };  // destroyed without commit = rolled back
+      break;
+    case client_library::mysql: {
+      sql::ConnectOptionsMap o;  // a plain user connection: no CLIENT_FOUND_ROWS
+      o["hostName"] = sql::SQLString("tcp://" + (u.host.empty() ? std::string("127.0.0.1") : u.host) + ":" +
+                                     std::to_string(u.port.value_or(3306)));
+      o["userName"] = sql::SQLString(u.user);
+      o["password"] = sql::SQLString(u.password.value_or(""));
+      o["schema"] = sql::SQLString(u.database);
+      my.reset(get_driver_instance()->connect(o));
+      exec = [&](const std::string& sql) { std::unique_ptr<sql::Statement>(my->createStatement())->execute(sql); };
+      begin_tx = [&] { exec("START TRANSACTION"); };
+      ref = [&] { return within(my.get()); };
+      commit_tx = [&] { exec("COMMIT"); };
+      rollback_tx = [&] { exec("ROLLBACK"); };
+      break;
+    }
+    case client_library::soci: {
+      auto q = [](const std::string& v) { return "'" + v + "'"; };  // test values have no quotes
+      switch (kind()) {
+        case dialect::sqlite: so = std::make_unique<soci::session>(soci::sqlite3, "db=" + u.database); break;
+        case dialect::postgresql:
+          so = std::make_unique<soci::session>(soci::postgresql,
+                                               "dbname=" + q(u.database) + " host=" + q(u.host) +
+                                                   " port=" + std::to_string(u.port.value_or(5432)) +
+                                                   " user=" + q(u.user) + " password=" + q(u.password.value_or("")));
+          break;
+        case dialect::mysql:
+          so = std::make_unique<soci::session>(soci::mysql,
+                                               "db=" + q(u.database) + " host=" + q(u.host) +
+                                                   " port=" + std::to_string(u.port.value_or(3306)) +
+                                                   " user=" + q(u.user) + " password=" + q(u.password.value_or("")));
+          break;
+      }
+      exec = [&](const std::string& sql) { so->once << sql; };
+      begin_tx = [&] { exec(kind() == dialect::sqlite ? "BEGIN IMMEDIATE" : "BEGIN"); };
+      ref = [&] { return within(*so); };
+      commit_tx = [&] { exec("COMMIT"); };
+      rollback_tx = [&] { exec("ROLLBACK"); };
+      break;
+    }
   }
-  EXPECT_FALSE(s.get(scope, "k"));
-  {
-    pqxx::work w(conn);
-    auto r = s.run_once(within(w), scope, "k", fp, [](transaction_ref&) { return idempotent_response{200, "p"}; });
-    EXPECT_EQ(r.outcome, idempotency_outcome::started);
-    w.commit();
-  }
+
+  int ran = 0;
+  auto attempt = [&](bool commit) {
+    begin_tx();
+    auto r = s.run_once(ref(), scope, "k", fp, [&](transaction_ref&) {
+      ++ran;
+      exec(insert);
+      return idempotent_response{200, "p"};
+    });
+    if (commit) commit_tx();
+    else rollback_tx();
+    return r;
+  };
+
+  auto r = attempt(false);
+  EXPECT_EQ(r.outcome, idempotency_outcome::started);
+  EXPECT_EQ(ran, 1);
+  EXPECT_FALSE(s.get(scope, "k")) << "the record outlived the caller's rollback";
+  EXPECT_EQ(rows_for(db, table, "k"), 0) << "the business row outlived the caller's rollback";
+
+  r = attempt(true);
+  EXPECT_EQ(r.outcome, idempotency_outcome::started);
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(rows_for(db, table, "k"), 1);
+  ASSERT_TRUE(s.get(scope, "k", true)) << "the record did not commit with the caller's transaction";
   EXPECT_EQ(s.begin(scope, "k", fp).response.body, "p");
+
+  r = attempt(true);  // the key is done: fn does not run again
+  EXPECT_EQ(r.outcome, idempotency_outcome::replay);
+  EXPECT_EQ(r.response.body, "p");
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(rows_for(db, table, "k"), 1);
 }
 
 // ---------------------------------------------------------------------------------------

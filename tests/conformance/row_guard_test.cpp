@@ -142,8 +142,12 @@ TEST_P(RowGuardConformance, SixteenThreadsCreatingTheSameOrderMakeExactlyOneRow)
 // load: on PostgreSQL a missing row locks nothing (duplicate-key errors), on InnoDB the
 // gap locks deadlock. Rounds repeat until the textbook failure shows (capped); ours must
 // have none over the same number of rounds.
+// SQLite has no FOR UPDATE and no row locks: dblock's transactions are BEGIN IMMEDIATE,
+// which takes the database's write lock before the SELECT, so the textbook "SELECT, then
+// INSERT if absent" is serialized and correct there: 20 rounds, no error, one row each,
+// and the same for insert_or_lock (a deferred BEGIN would fail here with SQLITE_BUSY).
 TEST_P(RowGuardConformance, TextbookSelectForUpdateThenInsertFailsWhereInsertFirstDoesNot) {
-  if (kind() == dialect::sqlite) GTEST_SKIP() << "SQLite serializes writers with BEGIN IMMEDIATE: no race to show";
+  const bool sqlite = kind() == dialect::sqlite;
   auto db = open_unmigrated();
   const auto orders = orders_table(db);
   constexpr int threads = 16;
@@ -161,7 +165,8 @@ TEST_P(RowGuardConformance, TextbookSelectForUpdateThenInsertFailsWhereInsertFir
         try {
           transact(c, [&](transaction_ref tx) {
             if (textbook) {
-              auto r = raw_query(c, "SELECT order_no FROM " + orders + " WHERE order_no = $1 FOR UPDATE", {order_no});
+              auto r = raw_query(c, "SELECT order_no FROM " + orders + " WHERE order_no = $1" + (sqlite ? "" : " FOR UPDATE"),
+                                 {order_no});
               if (r.rows.empty())
                 raw_query(c, "INSERT INTO " + orders + " (order_no, customer) VALUES ($1, $2)",
                           {order_no, std::string("c")});
@@ -193,6 +198,15 @@ TEST_P(RowGuardConformance, TextbookSelectForUpdateThenInsertFailsWhereInsertFir
     return std::pair{failures, rounds};
   };
 
+  if (sqlite) {
+    auto [textbook_failures, rounds] = run_rounds(20, true, 0);
+    EXPECT_EQ(textbook_failures, 0) << "SELECT-then-INSERT failed under BEGIN IMMEDIATE in " << rounds << " rounds";
+    EXPECT_GE(rounds, 10);
+    auto [ours, ours_rounds] = run_rounds(20, false, 0);
+    EXPECT_EQ(ours, 0) << "insert_or_lock failed over " << ours_rounds << " rounds";
+    EXPECT_GE(ours_rounds, 10);
+    return;
+  }
   auto [textbook_failures, rounds] = run_rounds(200, true, 1);
   EXPECT_GT(textbook_failures, 0) << "the textbook pattern never failed in " << rounds << " rounds";
   auto [ours, ours_rounds] = run_rounds(std::max(rounds, 10), false, 0);
@@ -354,15 +368,19 @@ TEST_P(RowGuardConformance, LockRowNeedsATransactionAndANonNullKey) {
 
 // --- retry ----------------------------------------------------------------------------
 
+// SQLite has no row locks: BEGIN IMMEDIATE serializes the two transactions, so the same
+// scenario cannot deadlock there. Asserted instead: the second transaction never gets its
+// first row while the first is still inside (it is given 300 ms to), no deadlock is seen,
+// each transaction commits on its first attempt, and both increments are there.
 TEST_P(RowGuardConformance, RetryTransactionRecoversFromAProvokedDeadlock) {
-  if (kind() == dialect::sqlite)
-    GTEST_SKIP() << "SQLite has no row locks: BEGIN IMMEDIATE serializes writers, no deadlock to provoke";
+  const bool sqlite = kind() == dialect::sqlite;
   auto db = open_unmigrated();
   const auto t = make_table(db, "dl", "id BIGINT NOT NULL PRIMARY KEY, n BIGINT NOT NULL");
   raw_query(db, "INSERT INTO " + t + " (id, n) VALUES (1, 0)");
   raw_query(db, "INSERT INTO " + t + " (id, n) VALUES (2, 0)");
   std::atomic<int> first_locks{0};
   std::atomic<int> deadlocks_seen{0};
+  std::atomic<int> inside{0}, max_inside{0};  // transactions past their first lock_row at once
   std::vector<retry_result> results(2);
   std::vector<std::string> errors(2);
   retry_policy policy;
@@ -378,10 +396,18 @@ TEST_P(RowGuardConformance, RetryTransactionRecoversFromAProvokedDeadlock) {
       results[static_cast<std::size_t>(i)] = retry_transaction(c, [&](transaction_ref tx) {
         ++attempt;
         EXPECT_EQ(lock_row(tx, t, "id", first).outcome, lock_outcome::locked);
+        const int now_inside = ++inside;
+        struct leave {
+          std::atomic<int>& n;
+          ~leave() { --n; }
+        } leaving{inside};  // also when lock_row throws (the deadlock victim)
+        for (int m = max_inside.load(); now_inside > m && !max_inside.compare_exchange_weak(m, now_inside);) {
+        }
         if (attempt == 1) {
           // Both hold their first row before either asks for its second: a certain deadlock.
+          // (SQLite: the other one cannot get in; give it 300 ms to prove it.)
           ++first_locks;
-          const auto until = clock_type::now() + 10s;
+          const auto until = clock_type::now() + (sqlite ? milliseconds(300) : milliseconds(10s));
           while (first_locks.load() < 2 && clock_type::now() < until) std::this_thread::yield();
         }
         EXPECT_EQ(lock_row(tx, t, "id", second).outcome, lock_outcome::locked);
@@ -393,8 +419,16 @@ TEST_P(RowGuardConformance, RetryTransactionRecoversFromAProvokedDeadlock) {
   });
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "");
-  EXPECT_GE(deadlocks_seen.load(), 1);
-  EXPECT_GE(results[0].attempts + results[1].attempts, 3);
+  if (sqlite) {
+    EXPECT_EQ(max_inside.load(), 1) << "two SQLite write transactions held rows at once";
+    EXPECT_EQ(deadlocks_seen.load(), 0);
+    EXPECT_EQ(results[0].attempts, 1);
+    EXPECT_EQ(results[1].attempts, 1);
+  } else {
+    EXPECT_EQ(max_inside.load(), 2);  // both held their first row: the deadlock was set up
+    EXPECT_GE(deadlocks_seen.load(), 1);
+    EXPECT_GE(results[0].attempts + results[1].attempts, 3);
+  }
   EXPECT_EQ(query_int(db, "SELECT SUM(n) FROM " + t), 4);  // both transactions committed once
 }
 

@@ -133,7 +133,21 @@ class soci_driver final : public driver {
     if (external_tx_) throw internal_error("dblock never commits the caller's transaction");
     if (!in_tx_) throw internal_error("COMMIT without a transaction");
     in_tx_ = false;
-    simple(text("commit"), "COMMIT", true);
+    try {
+      simple(text("commit"), "COMMIT", true);
+    } catch (...) {
+      // A COMMIT that fails on SQLite (a deferred foreign key left dangling, SQLITE_BUSY)
+      // leaves the transaction open: end it, or this connection stays inside it, holding
+      // the write lock every other writer waits for, and its next BEGIN fails.
+      if (kind_ == dialect::sqlite && !sqlite3_get_autocommit(sqlite_conn())) {
+        try {
+          simple(text("rollback"), "ROLLBACK", false);
+        } catch (...) {
+          // Nothing better to do: the COMMIT error below is what the caller must see.
+        }
+      }
+      throw;
+    }
   }
   void rollback() noexcept override {
     if (!in_tx_) return;
@@ -148,8 +162,7 @@ class soci_driver final : public driver {
 
   void set_busy_timeout(std::chrono::milliseconds wait) override {
     if (kind_ != dialect::sqlite) return;
-    auto* be = static_cast<soci::sqlite3_session_backend*>(sess_->get_backend());
-    sqlite3_busy_timeout(be->conn_, static_cast<int>(wait.count()));
+    sqlite3_busy_timeout(sqlite_conn(), static_cast<int>(wait.count()));
   }
 
   // SQLite connection set-up from sql/sqlite/connect.sql (WAL, synchronous, ...).
@@ -177,6 +190,8 @@ class soci_driver final : public driver {
   }
 
  private:
+  sqlite_api::sqlite3* sqlite_conn() const { return static_cast<soci::sqlite3_session_backend*>(sess_->get_backend())->conn_; }
+
   std::string_view text(const char* name) const {
     std::string path = "sql/" + std::string(dialect_dir(kind_)) + "/" + name + ".sql";
     const char* t = find_embedded(path);
