@@ -200,14 +200,16 @@ TEST_F(FaultRuns, MariadbServerRestart) {
 
 // ------------------------------------------------------------------ SOCI on the servers
 TEST_F(FaultRuns, SociPostgresqlKillPauseConnKill) {
-  DBLOCK_FAULT_RUN(spec(db::soci_postgresql, "kill,pause,connkill", "none", 8, {"--fault-interval-ms", "1000"}),
+  // A pause holds the injector for 1.5-2.5 TTLs: inject often, require at least two.
+  DBLOCK_FAULT_RUN(spec(db::soci_postgresql, "kill,pause,connkill", "none", 8, {"--fault-interval-ms", "600"}),
                    "", 0);
-  EXPECT_GE(last_["faults"].value("kill", 0) + last_["faults"].value("pause", 0) + last_["faults"].value("connkill", 0), 3);
+  EXPECT_GE(last_["faults"].value("kill", 0) + last_["faults"].value("pause", 0) + last_["faults"].value("connkill", 0), 2);
 }
 TEST_F(FaultRuns, SociMariadbKillPauseConnKill) {
-  DBLOCK_FAULT_RUN(spec(db::soci_mariadb, "kill,pause,connkill", "none", 8, {"--fault-interval-ms", "1000"}),
+  // A pause holds the injector for 1.5-2.5 TTLs: inject often, require at least two.
+  DBLOCK_FAULT_RUN(spec(db::soci_mariadb, "kill,pause,connkill", "none", 8, {"--fault-interval-ms", "600"}),
                    "", 0);
-  EXPECT_GE(last_["faults"].value("kill", 0) + last_["faults"].value("pause", 0) + last_["faults"].value("connkill", 0), 3);
+  EXPECT_GE(last_["faults"].value("kill", 0) + last_["faults"].value("pause", 0) + last_["faults"].value("connkill", 0), 2);
 }
 
 // ------------------------------------------------------------------ SQLite (SOCI)
