@@ -30,20 +30,23 @@ struct options {
   double hot_seconds = 4;         // hot lock: length of one round
   int hold_ms = 1;                // hot lock: time the lock is held per acquisition
   int think_ms = 5;               // hot lock: time between a release and the next acquire
+  int max_backoff_ms = 0;         // hot lock: session_options::max_backoff (0 = dblock's default)
   int live_rows = 100'000;        // live rows in the "big" lock table
   int expired_rows = 200'000;     // expired rows the reaper removes per round
   int reap_rounds = 2;
+  int reap_batch = 1000;             // reaper_options::batch_size (and the twin's LIMIT)
+  int expired_rows_sqlite = 20'000;  // SQLite deletes far slower under a live writer
   int renew_locks = 1000;
-  bool require_all = false;       // DBLOCK_TEST_REQUIRE_ALL=1: a missing server URL fails
+  bool require_all = false;  // DBLOCK_TEST_REQUIRE_ALL=1: a missing server URL fails
 };
 
 // One backend x database combination (same names as the conformance suite).
 struct combo {
-  std::string name;            // pqxx_postgresql, mysql_mariadb, soci_sqlite
+  std::string name;  // pqxx_postgresql, mysql_mariadb, soci_sqlite
   dblock::dialect kind = dblock::dialect::sqlite;
-  std::string server_url;      // the server's URL as given (creating databases); empty for SQLite
-  std::string url;             // the benchmark database (throwaway)
-  std::string big_url;         // a second one holding `live_rows` live locks
+  std::string server_url;  // the server's URL as given (creating databases); empty for SQLite
+  std::string url;         // the benchmark database (throwaway)
+  std::string big_url;     // a second one holding `live_rows` live locks
 };
 
 struct stats {
@@ -67,7 +70,7 @@ struct result {
   std::string unit;
   double floor = 0;
   double ratio = 0;
-  std::string floor_is;  // what the floor measures, for the JSON and the docs
+  std::string floor_is;               // what the floor measures, for the JSON and the docs
   std::optional<stats> value_spread;  // over repetitions / rounds
   std::optional<stats> floor_spread;
   std::optional<stats> ratio_spread;  // ratios of matched repetitions / rounds

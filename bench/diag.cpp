@@ -97,32 +97,42 @@ void run_diagnostics(const options& o, const std::vector<combo>& combos, report&
                          if (auto l = s.try_acquire("bench:diag:pair")) l->release();
                        },
                        db_rt),
-                   measure(p, n,
-                           [&] {
-                             (void)raw->acquire("bench:diag:pair:raw", owner, 600'000);
-                             (void)raw->release("bench:diag:pair:raw", owner);
-                           },
-                           raw_rt)});
-    all.push_back({"try_busy", measure(p, n, [&] { (void)s.try_acquire("bench:diag:busy"); }, db_rt),
-                   measure(p, n, [&] { (void)raw->acquire("bench:diag:busy", owner, 600'000); }, raw_rt)});
+                   measure(
+                       p, n,
+                       [&] {
+                         (void)raw->acquire("bench:diag:pair:raw", owner, 600'000);
+                         (void)raw->release("bench:diag:pair:raw", owner);
+                       },
+                       raw_rt)});
+    all.push_back({"try_busy",
+                   measure(
+                       p, n, [&] { (void)s.try_acquire("bench:diag:busy"); }, db_rt),
+                   measure(
+                       p, n, [&] { (void)raw->acquire("bench:diag:busy", owner, 600'000); }, raw_rt)});
 #ifdef DBLOCK_BENCH_IDEMPOTENCY
     dblock::idempotency_store store(db);
     const auto fp = dblock::fingerprint("diag");
     auto b = store.begin("bench", "diag:replay", fp);
     if (b.started()) (void)store.complete(b.attempt, {200, "{}"});
     all.push_back({"idem_new",
-                   measure(p, n, [&] { (void)store.begin("bench", "diag:new:" + run + std::to_string(++k), fp); }, db_rt),
-                   measure(p, n,
-                           [&] {
-                             raw->idem_insert("bench", "diag:rawnew:" + run + std::to_string(++k), fp, owner, 30'000,
-                                              86'400'000);
-                           },
-                           raw_rt)});
-    all.push_back({"idem_replay", measure(p, n, [&] { (void)store.begin("bench", "diag:replay", fp); }, db_rt),
-                   measure(p, n, [&] { (void)raw->idem_lookup("bench", "diag:replay"); }, raw_rt)});
+                   measure(
+                       p, n, [&] { (void)store.begin("bench", "diag:new:" + run + std::to_string(++k), fp); }, db_rt),
+                   measure(
+                       p, n,
+                       [&] {
+                         raw->idem_insert("bench", "diag:rawnew:" + run + std::to_string(++k), fp, owner, 30'000,
+                                          86'400'000);
+                       },
+                       raw_rt)});
+    all.push_back({"idem_replay",
+                   measure(
+                       p, n, [&] { (void)store.begin("bench", "diag:replay", fp); }, db_rt),
+                   measure(
+                       p, n, [&] { (void)raw->idem_lookup("bench", "diag:replay"); }, raw_rt)});
 #endif
     for (const auto& x : all) {
-      auto line = [&](const std::string& what, double v, double f, const std::string& unit, const std::string& floor_is) {
+      auto line = [&](const std::string& what, double v, double f, const std::string& unit,
+                      const std::string& floor_is) {
         result r;
         r.metric = x.metric + "_" + what;
         r.backend = c.name;

@@ -37,7 +37,7 @@ struct child {
 };
 
 child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
-                      int think_ms) {
+                      int think_ms, int max_backoff_ms) {
   int to_child[2], from_child[2];
   if (pipe(to_child) != 0 || pipe(from_child) != 0) throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t fa;
@@ -45,8 +45,12 @@ child spawn_contender(const std::string& url, const std::string& mode, const std
   posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
   posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
   for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) posix_spawn_file_actions_addclose(&fa, fd);
-  std::vector<std::string> args{"dblock_bench", "contend", "--mode", mode, "--name", name,
-                                "--hold-ms", std::to_string(hold_ms), "--think-ms", std::to_string(think_ms)};
+  std::vector<std::string> args{"dblock_bench",     "contend",
+                                "--mode",           mode,
+                                "--name",           name,
+                                "--hold-ms",        std::to_string(hold_ms),
+                                "--think-ms",       std::to_string(think_ms),
+                                "--max-backoff-ms", std::to_string(max_backoff_ms)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -80,9 +84,9 @@ std::string read_line(FILE* f) {
 }
 
 struct round_result {
-  double throughput = 0;  // grants per second
+  double throughput = 0;                  // grants per second
   double p99 = 0, p50 = 0, max_wait = 0;  // ms
-  double fairness = 0;    // max grants / min grants
+  double fairness = 0;                    // max grants / min grants
   std::vector<int> grants;
   int timeouts = 0;
 };
@@ -90,7 +94,8 @@ struct round_result {
 round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double seconds,
                        const std::string& name) {
   std::vector<child> kids;
-  for (int i = 0; i < contenders; ++i) kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms));
+  for (int i = 0; i < contenders; ++i)
+    kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms));
   bool ok = true;
   for (auto& k : kids)
     if (read_line(k.out) != "ready") ok = false;
@@ -147,7 +152,7 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
   const int rounds = tiny ? 1 : o.hot_rounds;
   note("hot lock: " + std::to_string(n) + " contender processes, hold " + std::to_string(o.hold_ms) + " ms, think " +
        std::to_string(o.think_ms) + " ms, " + std::to_string(rounds) + " rounds x " + std::to_string(seconds) +
-       " s per mode");
+       " s per mode" + (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
   for (const auto& c : combos) {
     std::vector<round_result> naive, smart;
     for (int i = 0; i < rounds; ++i) {
@@ -193,13 +198,19 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
 
 int contender_main(int argc, char** argv) {
   std::string mode, name;
-  int hold_ms = 0, think_ms = 0;
+  int hold_ms = 0, think_ms = 0, max_backoff_ms = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--mode") mode = v;
-    else if (k == "--name") name = v;
-    else if (k == "--hold-ms") hold_ms = std::stoi(v);
-    else if (k == "--think-ms") think_ms = std::stoi(v);
+    if (k == "--mode")
+      mode = v;
+    else if (k == "--name")
+      name = v;
+    else if (k == "--hold-ms")
+      hold_ms = std::stoi(v);
+    else if (k == "--think-ms")
+      think_ms = std::stoi(v);
+    else if (k == "--max-backoff-ms")
+      max_backoff_ms = std::stoi(v);
   }
   const char* url = std::getenv("DBLOCK_BENCH_URL");
   if (!url || (mode != "naive" && mode != "dblock") || name.empty()) {
@@ -208,7 +219,9 @@ int contender_main(int argc, char** argv) {
   }
   try {
     auto db = dblock::open(url);
-    dblock::session s(db);
+    dblock::session_options so;
+    if (max_backoff_ms > 0) so.max_backoff = std::chrono::milliseconds(max_backoff_ms);
+    dblock::session s(db, so);
     db.ping();
     std::cout << "ready" << std::endl;
     std::string go;

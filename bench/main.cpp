@@ -130,9 +130,12 @@ std::string server_version(const combo& c) {
   try {
     auto raw = connect_raw(c.url);
     switch (c.kind) {
-      case dblock::dialect::postgresql: return "PostgreSQL " + trim(raw->query_text("SHOW server_version"));
-      case dblock::dialect::mysql: return trim(raw->query_text("SELECT VERSION()"));
-      case dblock::dialect::sqlite: return std::string("SQLite ") + sqlite3_libversion();
+      case dblock::dialect::postgresql:
+        return "PostgreSQL " + trim(raw->query_text("SHOW server_version"));
+      case dblock::dialect::mysql:
+        return trim(raw->query_text("SELECT VERSION()"));
+      case dblock::dialect::sqlite:
+        return std::string("SQLite ") + sqlite3_libversion();
     }
   } catch (const std::exception&) {
   }
@@ -144,7 +147,7 @@ nlohmann::json to_json(const stats& s) {
 }
 
 nlohmann::json to_json(const result& r) {
-  nlohmann::json j{{"metric", r.metric}, {"backend", r.backend}, {"value", r.value},   {"unit", r.unit},
+  nlohmann::json j{{"metric", r.metric}, {"backend", r.backend}, {"value", r.value},      {"unit", r.unit},
                    {"floor", r.floor},   {"ratio", r.ratio},     {"floor_is", r.floor_is}};
   if (std::isinf(r.ratio)) j["ratio"] = nullptr;
   if (r.value_spread) j["value_spread"] = to_json(*r.value_spread);
@@ -163,10 +166,14 @@ nlohmann::json to_json(const result& r) {
 double target_score(const result& r) {
   const auto& g = *r.goal;
   switch (g.kind) {
-    case target::on::ratio_max: return r.ratio / g.bound;
-    case target::on::ratio_min: return g.bound / r.ratio;
-    case target::on::value_max: return r.value / g.bound;
-    case target::on::value_min: return g.bound / r.value;
+    case target::on::ratio_max:
+      return r.ratio / g.bound;
+    case target::on::ratio_min:
+      return g.bound / r.ratio;
+    case target::on::value_max:
+      return r.value / g.bound;
+    case target::on::value_min:
+      return g.bound / r.value;
   }
   return 0;
 }
@@ -176,7 +183,7 @@ double target_score(const result& r) {
 bool write_chart(const report& rep, const std::filesystem::path& out, const std::string& title) {
   const std::vector<std::string> backends{"pqxx_postgresql", "mysql_mariadb", "soci_sqlite"};
   const std::vector<std::string> ratio_metrics{"acquire_release", "acquire_empty", "try_busy", "acquire_100k",
-                                               "idem_new", "idem_replay", "ping", "hot_lock_throughput",
+                                               "idem_new",        "idem_replay",   "ping",     "hot_lock_throughput",
                                                "reap_rows_per_s", "reap_live_p99"};
   auto find = [&](const std::string& m, const std::string& b) -> const result* {
     for (const auto& r : rep.all())
@@ -184,8 +191,10 @@ bool write_chart(const report& rep, const std::filesystem::path& out, const std:
     return nullptr;
   };
   auto cell = [](std::ostream& o, double v) {
-    if (std::isfinite(v)) o << ' ' << v;
-    else o << " NaN";
+    if (std::isfinite(v))
+      o << ' ' << v;
+    else
+      o << " NaN";
   };
   const auto dir = std::filesystem::temp_directory_path() / ("dblock-bench-chart-" + random_hex(4));
   std::filesystem::create_directories(dir);
@@ -253,9 +262,13 @@ int run(int argc, char** argv) {
   app.add_option("--hot-rounds", o.hot_rounds, "hot lock: rounds (each runs both modes)");
   app.add_option("--hold-ms", o.hold_ms, "hot lock: ms the lock is held per acquisition");
   app.add_option("--think-ms", o.think_ms, "hot lock: ms between a release and the next acquire");
+  app.add_option("--max-backoff-ms", o.max_backoff_ms,
+                 "hot lock: dblock waiters' session_options::max_backoff (0 = the library default)");
   app.add_option("--live-rows", o.live_rows, "live rows in the big lock table");
   app.add_option("--expired-rows", o.expired_rows, "reaper: expired rows per round");
   app.add_option("--reap-rounds", o.reap_rounds, "reaper: rounds per reaper");
+  app.add_option("--reap-batch", o.reap_batch, "reaper: rows per DELETE (dblock's batch_size, the twin's LIMIT)");
+  app.add_option("--expired-rows-sqlite", o.expired_rows_sqlite, "reaper: expired rows per round on SQLite");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -289,7 +302,8 @@ int run(int argc, char** argv) {
       if (w.env_var) {
         auto u = env(w.env_var);
         if (!u) {
-          if (o.require_all) throw std::runtime_error(std::string(w.env_var) + " is not set (DBLOCK_TEST_REQUIRE_ALL=1)");
+          if (o.require_all)
+            throw std::runtime_error(std::string(w.env_var) + " is not set (DBLOCK_TEST_REQUIRE_ALL=1)");
           note(std::string("skipping ") + w.name + ": " + w.env_var + " is not set");
           continue;
         }
@@ -317,24 +331,36 @@ int run(int argc, char** argv) {
   }
 
   // The JSON, the chart, the summary.
-  nlohmann::json meta{
-      {"size", size},
-      {"started_utc", [] {
-         char buf[64];
-         std::time_t t = std::time(nullptr);
-         std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-         return std::string(buf);
-       }()},
-      {"seconds", ms_since(started) / 1000.0},
-      {"cpus", std::thread::hardware_concurrency()},
-      {"loadavg_start", load_start},
-      {"loadavg_end", trim(read_file("/proc/loadavg"))},
-      {"dblock", DBLOCK_VERSION},
-      {"git", command_output("git -C '" + std::string(DBLOCK_BENCH_SOURCE_DIR) + "' rev-parse --short HEAD 2>/dev/null")},
-      {"options",
-       {{"reps", o.reps}, {"min_time_s", o.min_time}, {"contenders", o.contenders}, {"hot_seconds", o.hot_seconds},
-        {"hot_rounds", o.hot_rounds}, {"hold_ms", o.hold_ms}, {"think_ms", o.think_ms}, {"live_rows", o.live_rows},
-        {"expired_rows", o.expired_rows}, {"reap_rounds", o.reap_rounds}, {"renew_locks", o.renew_locks}}}};
+  nlohmann::json meta{{"size", size},
+                      {"started_utc",
+                       [] {
+                         char buf[64];
+                         std::time_t t = std::time(nullptr);
+                         std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+                         return std::string(buf);
+                       }()},
+                      {"seconds", ms_since(started) / 1000.0},
+                      {"cpus", std::thread::hardware_concurrency()},
+                      {"loadavg_start", load_start},
+                      {"loadavg_end", trim(read_file("/proc/loadavg"))},
+                      {"dblock", DBLOCK_VERSION},
+                      {"git", command_output("git -C '" + std::string(DBLOCK_BENCH_SOURCE_DIR) +
+                                             "' rev-parse --short HEAD 2>/dev/null")},
+                      {"options",
+                       {{"reps", o.reps},
+                        {"min_time_s", o.min_time},
+                        {"contenders", o.contenders},
+                        {"hot_seconds", o.hot_seconds},
+                        {"hot_rounds", o.hot_rounds},
+                        {"hold_ms", o.hold_ms},
+                        {"think_ms", o.think_ms},
+                        {"max_backoff_ms", o.max_backoff_ms},
+                        {"live_rows", o.live_rows},
+                        {"expired_rows", o.expired_rows},
+                        {"expired_rows_sqlite", o.expired_rows_sqlite},
+                        {"reap_rounds", o.reap_rounds},
+                        {"reap_batch", o.reap_batch},
+                        {"renew_locks", o.renew_locks}}}};
   nlohmann::json servers = nlohmann::json::object();
   for (const auto& c : combos) servers[c.name] = server_version(c);
   meta["servers"] = servers;

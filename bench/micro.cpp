@@ -150,44 +150,57 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
       }
     });
     b->Repetitions(o.reps)->UseRealTime()->Unit(benchmark::kMicrosecond);
-    if (o.size == size_kind::tiny) b->Iterations(2);
-    else b->MinTime(o.min_time);
+    if (o.size == size_kind::tiny)
+      b->Iterations(2);
+    else
+      b->MinTime(o.min_time);
     groups.push_back(std::move(g));
   };
 
   for (auto& up : ctxs) {
     micro_ctx* x = up.get();
-    auto select1 = op{"round_trip", [x] { return timed([x] { x->raw->select1(); return true; }); }};
-    std::vector<op> lock_ops{select1,
-               {"ping", [x] { return timed([x] { x->db->ping(); return true; }); }},
-               {"acquire_release_raw",
-                [x] {
-                  return timed([x] {
-                    return x->raw->acquire("bench:pair:raw", x->raw_owner, 600'000) &&
-                           x->raw->release("bench:pair:raw", x->raw_owner);
-                  });
-                }},
-               {"acquire_release",
-                [x] {
-                  return timed([x] {
-                    auto l = x->s->try_acquire("bench:pair");
-                    if (!l) return false;
-                    l->release();
-                    return true;
-                  });
-                }},
-               {"try_busy_raw",
-                [x] { return timed([x] { return !x->raw->acquire("bench:busy", x->raw_owner, 600'000); }); }},
-               {"try_busy_probe_raw", [x] { return timed([x] { return x->raw->probe("bench:busy", x->raw_owner); }); }},
-               {"try_busy", [x] { return timed([x] { return !x->s->try_acquire("bench:busy"); }); }}};
-    if (x->c.kind == dblock::dialect::postgresql)
-      lock_ops.push_back({"acquire_release_async_raw",
-                [x] {
-                  return timed([x] {
-                    return x->raw->acquire("bench:pair:async", x->raw_owner, 600'000) &&
-                           x->raw->release_async("bench:pair:async", x->raw_owner);
-                  });
-                }});
+    auto select1 = op{"round_trip", [x] {
+                        return timed([x] {
+                          x->raw->select1();
+                          return true;
+                        });
+                      }};
+    std::vector<op> lock_ops{
+        select1,
+        {"ping",
+         [x] {
+           return timed([x] {
+             x->db->ping();
+             return true;
+           });
+         }},
+        {"acquire_release_raw",
+         [x] {
+           return timed([x] {
+             return x->raw->acquire("bench:pair:raw", x->raw_owner, 600'000) &&
+                    x->raw->release("bench:pair:raw", x->raw_owner);
+           });
+         }},
+        {"acquire_release",
+         [x] {
+           return timed([x] {
+             auto l = x->s->try_acquire("bench:pair");
+             if (!l) return false;
+             l->release();
+             return true;
+           });
+         }},
+        {"try_busy_raw", [x] { return timed([x] { return !x->raw->acquire("bench:busy", x->raw_owner, 600'000); }); }},
+        {"try_busy_probe_raw", [x] { return timed([x] { return x->raw->probe("bench:busy", x->raw_owner); }); }},
+        {"try_busy", [x] { return timed([x] { return !x->s->try_acquire("bench:busy"); }); }}};
+    if (x->c.kind == dblock::dialect::postgresql) {
+      lock_ops.push_back({"acquire_release_async_raw", [x] {
+                            return timed([x] {
+                              return x->raw->acquire("bench:pair:async", x->raw_owner, 600'000) &&
+                                     x->raw->release_async("bench:pair:async", x->raw_owner);
+                            });
+                          }});
+    }
     add_group(x, "lock", std::move(lock_ops));
 
     // Acquire only: the release after it is not timed.
@@ -221,10 +234,10 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
                     return true;
                   });
                 }},
-               {"idem_new", [x] { return timed([x] { return x->store->begin("bench", x->next("new:"), x->fp).started(); }); }},
+               {"idem_new",
+                [x] { return timed([x] { return x->store->begin("bench", x->next("new:"), x->fp).started(); }); }},
                {"idem_replay_raw", [x] { return timed([x] { return x->raw->idem_lookup("bench", "replay"); }); }},
-               {"idem_replay",
-                [x] {
+               {"idem_replay", [x] {
                   return timed([x] {
                     return x->store->begin("bench", "replay", x->fp).outcome == dblock::idempotency_outcome::replay;
                   });

@@ -89,13 +89,15 @@ struct round_result {
 
 void run_reaper(const options& o, const std::vector<combo>& combos, report& rep) {
   const bool tiny = o.size == size_kind::tiny;
-  const int expired = tiny ? 2000 : o.expired_rows;
+  const int expired_default = tiny ? 2000 : o.expired_rows;
   const int rounds = tiny ? 1 : o.reap_rounds;
   const auto base = std::chrono::milliseconds(tiny ? 200 : 2000);
-  note("reaper: " + std::to_string(expired) + " expired rows per round among " +
-       std::to_string(tiny ? 1000 : o.live_rows) + " live ones, " + std::to_string(rounds) + " rounds per reaper");
+  note("reaper: " + std::to_string(expired_default) + " expired rows per round (SQLite " +
+       std::to_string(tiny ? 2000 : o.expired_rows_sqlite) + ") among " + std::to_string(tiny ? 1000 : o.live_rows) +
+       " live ones, batches of " + std::to_string(o.reap_batch) + ", " + std::to_string(rounds) + " rounds per reaper");
   for (const auto& c : combos) {
     auto setup = connect_raw(c.big_url);
+    const int expired = c.kind == dblock::dialect::sqlite && !tiny ? o.expired_rows_sqlite : expired_default;
     std::vector<round_result> smart, raw_rounds;
     int seq = 0;
     for (int i = 0; i < rounds; ++i) {
@@ -108,18 +110,21 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
         // Connections are made before the clock starts.
         dblock::reaper_options ro;
         ro.reap_idempotency = false;
+        ro.batch_size = o.reap_batch;
         std::optional<dblock::reaper> reaper;
         std::unique_ptr<raw_client> twin;
-        if (dblock_mode) reaper.emplace(dblock::open(c.big_url), ro);
-        else twin = connect_raw(c.big_url);
+        if (dblock_mode)
+          reaper.emplace(dblock::open(c.big_url), ro);
+        else
+          twin = connect_raw(c.big_url);
         const auto t0 = bench_clock::now();
         if (dblock_mode) {
           r.rows = static_cast<std::int64_t>(reaper->run_once().locks);
         } else {
           for (;;) {
-            const auto k = twin->reap_batch(5000, 1000);
+            const auto k = twin->reap_batch(5000, o.reap_batch);
             r.rows += k;
-            if (k < 1000) break;
+            if (k < o.reap_batch) break;
           }
         }
         const auto t1 = bench_clock::now();
@@ -133,12 +138,13 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
         r.p99_reap = percentile(during, 99);
         r.p99_base = percentile(outside, 99);
         note("  " + c.name + " round " + std::to_string(i + 1) + " " + (dblock_mode ? "dblock" : "twin  ") + ": " +
-             std::to_string(r.rows) + " rows in " + std::to_string(r.took_ms) + " ms = " +
-             std::to_string(r.rows_per_s) + " rows/s; live acquire p99 " + std::to_string(r.p99_reap) + " ms (" +
-             std::to_string(during.size()) + " acquires) vs " + std::to_string(r.p99_base) + " ms outside (" +
+             std::to_string(r.rows) + " rows in " + std::to_string(r.took_ms) +
+             " ms = " + std::to_string(r.rows_per_s) + " rows/s; live acquire p99 " + std::to_string(r.p99_reap) +
+             " ms (" + std::to_string(during.size()) + " acquires) vs " + std::to_string(r.p99_base) + " ms outside (" +
              std::to_string(outside.size()) + ")");
-        if (r.rows < expired) rep.fail(c.name + ": reaper removed " + std::to_string(r.rows) + " of " +
-                                       std::to_string(expired) + " expired rows");
+        if (r.rows < expired)
+          rep.fail(c.name + ": reaper removed " + std::to_string(r.rows) + " of " + std::to_string(expired) +
+                   " expired rows");
         (dblock_mode ? smart : raw_rounds).push_back(r);
       }
     }
@@ -163,12 +169,15 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
       r.floor_is = floor_is;
       rep.add(std::move(r));
     };
-    emit("reap_rows_per_s", "rows/s", "the hand-written batched DELETE loop", smart,
-         [&](std::size_t i) { return smart[i].rows_per_s; }, [&](std::size_t i) { return raw_rounds[i].rows_per_s; });
-    emit("reap_live_p99", "ms", "the same client's p99 outside the reaping, same round", smart,
-         [&](std::size_t i) { return smart[i].p99_reap; }, [&](std::size_t i) { return smart[i].p99_base; });
-    emit("reap_live_p99_raw", "ms", "the same client's p99 outside the twin's reaping, same round", raw_rounds,
-         [&](std::size_t i) { return raw_rounds[i].p99_reap; }, [&](std::size_t i) { return raw_rounds[i].p99_base; });
+    emit(
+        "reap_rows_per_s", "rows/s", "the hand-written batched DELETE loop", smart,
+        [&](std::size_t i) { return smart[i].rows_per_s; }, [&](std::size_t i) { return raw_rounds[i].rows_per_s; });
+    emit(
+        "reap_live_p99", "ms", "the same client's p99 outside the reaping, same round", smart,
+        [&](std::size_t i) { return smart[i].p99_reap; }, [&](std::size_t i) { return smart[i].p99_base; });
+    emit(
+        "reap_live_p99_raw", "ms", "the same client's p99 outside the twin's reaping, same round", raw_rounds,
+        [&](std::size_t i) { return raw_rounds[i].p99_reap; }, [&](std::size_t i) { return raw_rounds[i].p99_base; });
   }
 }
 

@@ -43,10 +43,14 @@ double ratio_of(double value, double floor) {
 std::optional<bool> result::met() const {
   if (!goal) return std::nullopt;
   switch (goal->kind) {
-    case target::on::ratio_max: return ratio <= goal->bound;
-    case target::on::ratio_min: return ratio >= goal->bound;
-    case target::on::value_max: return value <= goal->bound;
-    case target::on::value_min: return value >= goal->bound;
+    case target::on::ratio_max:
+      return ratio <= goal->bound;
+    case target::on::ratio_min:
+      return ratio >= goal->bound;
+    case target::on::value_max:
+      return value <= goal->bound;
+    case target::on::value_min:
+      return value >= goal->bound;
   }
   return std::nullopt;
 }
@@ -75,9 +79,12 @@ std::mutex io_mu;
 std::string number(double v) {
   if (std::isinf(v)) return "inf";
   char buf[64];
-  if (v != 0 && std::fabs(v) < 0.01) std::snprintf(buf, sizeof buf, "%.6f", v);
-  else if (std::fabs(v) < 100) std::snprintf(buf, sizeof buf, "%.3f", v);
-  else std::snprintf(buf, sizeof buf, "%.1f", v);
+  if (v != 0 && std::fabs(v) < 0.01)
+    std::snprintf(buf, sizeof buf, "%.6f", v);
+  else if (std::fabs(v) < 100)
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f", v);
   return buf;
 }
 }  // namespace
@@ -86,14 +93,14 @@ void report::add(result r) {
   if (!r.goal) {
     // Caller did not set one: look it up from the metric and the combination's dialect.
     dblock::dialect d = r.backend.find("postgresql") != std::string::npos ? dblock::dialect::postgresql
-                        : r.backend.find("mariadb") != std::string::npos ? dblock::dialect::mysql
+                        : r.backend.find("mariadb") != std::string::npos  ? dblock::dialect::mysql
                                                                           : dblock::dialect::sqlite;
     r.goal = target_for(r.metric, d);
   }
   {
     std::lock_guard l(io_mu);
-    std::cout << "metric=" << r.metric << " backend=" << r.backend << " value=" << number(r.value)
-              << " unit=" << r.unit << " floor=" << number(r.floor) << " ratio=" << number(r.ratio) << std::endl;
+    std::cout << "metric=" << r.metric << " backend=" << r.backend << " value=" << number(r.value) << " unit=" << r.unit
+              << " floor=" << number(r.floor) << " ratio=" << number(r.ratio) << std::endl;
   }
   results_.push_back(std::move(r));
 }

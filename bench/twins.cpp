@@ -247,10 +247,18 @@ class my_raw final : public raw_client {
       st_->execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
       reap_session_ = true;
     }
-    ++statements_;
-    prepared(reap_, my_reap)->setInt64(1, grace_ms * 1000);
-    reap_->setInt64(2, limit);
-    return reap_->executeUpdate();
+    // A DELETE picked as a deadlock victim (1213) was rolled back whole: run it again,
+    // as dblock's reaper does.
+    for (int attempt = 1;; ++attempt) {
+      ++statements_;
+      prepared(reap_, my_reap)->setInt64(1, grace_ms * 1000);
+      reap_->setInt64(2, limit);
+      try {
+        return reap_->executeUpdate();
+      } catch (const sql::SQLException& e) {
+        if (e.getErrorCode() != 1213 || attempt >= 5) throw;
+      }
+    }
   }
   void exec(const std::string& sql) override { st_->execute(sql); }
   std::int64_t query_int(const std::string& sql) override {
@@ -296,7 +304,8 @@ class my_raw final : public raw_client {
 constexpr const char* lite_acquire =
     "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
     "VALUES (:name, :owner, 1, (SELECT last + 1 FROM dblock_fence WHERE id = 1), " BENCH_SQLITE_NOW
-    ", " BENCH_SQLITE_NOW " + :ttl, '') "
+    ", " BENCH_SQLITE_NOW
+    " + :ttl, '') "
     "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, holds = 1, fence = excluded.fence, "
     "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, holder = excluded.holder "
     "WHERE expires_at <= excluded.acquired_at "
@@ -409,11 +418,21 @@ class lite_raw final : public raw_client {
           continue;
         }
         switch (r.get_properties(i).get_data_type()) {
-          case soci::dt_string: out += r.get<std::string>(i); break;
-          case soci::dt_integer: out += std::to_string(r.get<int>(i)); break;
-          case soci::dt_long_long: out += std::to_string(r.get<long long>(i)); break;
-          case soci::dt_double: out += std::to_string(r.get<double>(i)); break;
-          default: out += "?"; break;
+          case soci::dt_string:
+            out += r.get<std::string>(i);
+            break;
+          case soci::dt_integer:
+            out += std::to_string(r.get<int>(i));
+            break;
+          case soci::dt_long_long:
+            out += std::to_string(r.get<long long>(i));
+            break;
+          case soci::dt_double:
+            out += std::to_string(r.get<double>(i));
+            break;
+          default:
+            out += "?";
+            break;
         }
       }
       out += '\n';
@@ -451,9 +470,12 @@ class lite_raw final : public raw_client {
 std::unique_ptr<raw_client> connect_raw(const std::string& url, bool found_rows) {
   auto u = dblock::parse_url(url);
   switch (u.kind) {
-    case dblock::dialect::postgresql: return std::make_unique<pg_raw>(url);
-    case dblock::dialect::mysql: return std::make_unique<my_raw>(u, found_rows);
-    case dblock::dialect::sqlite: return std::make_unique<lite_raw>(u);
+    case dblock::dialect::postgresql:
+      return std::make_unique<pg_raw>(url);
+    case dblock::dialect::mysql:
+      return std::make_unique<my_raw>(u, found_rows);
+    case dblock::dialect::sqlite:
+      return std::make_unique<lite_raw>(u);
   }
   throw std::invalid_argument("unknown dialect");
 }
@@ -463,22 +485,35 @@ void insert_lock_rows(raw_client& c, dblock::dialect d, const std::string& prefi
   // prefix comes from the harness itself (letters, digits, ':'), never from outside.
   switch (d) {
     case dblock::dialect::postgresql:
-      c.exec("INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
-             "SELECT '" + prefix + "' || g, md5(random()::text), 1, nextval('dblock_fence_seq'), now(), "
-             "now() + " + secs + " * interval '1 second', 'bench' FROM generate_series(1, " + count + ") g");
+      c.exec(
+          "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+          "SELECT '" +
+          prefix +
+          "' || g, md5(random()::text), 1, nextval('dblock_fence_seq'), now(), "
+          "now() + " +
+          secs + " * interval '1 second', 'bench' FROM generate_series(1, " + count + ") g");
       c.exec("VACUUM ANALYZE dblock_locks");
       break;
     case dblock::dialect::mysql:
-      c.exec("INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
-             "SELECT CONCAT('" + prefix + "', seq), MD5(RAND()), 1, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6), "
-             "UTC_TIMESTAMP(6) + INTERVAL " + secs + " SECOND, 'bench' FROM seq_1_to_" + count);
+      c.exec(
+          "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+          "SELECT CONCAT('" +
+          prefix +
+          "', seq), MD5(RAND()), 1, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6), "
+          "UTC_TIMESTAMP(6) + INTERVAL " +
+          secs + " SECOND, 'bench' FROM seq_1_to_" + count);
       (void)c.query_text("ANALYZE TABLE dblock_locks");
       break;
     case dblock::dialect::sqlite:
-      c.exec("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < " + count + ") "
-             "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
-             "SELECT '" + prefix + "' || i, lower(hex(randomblob(16))), 1, (SELECT last FROM dblock_fence WHERE id = 1) + i, "
-             BENCH_SQLITE_NOW ", " BENCH_SQLITE_NOW " + " + secs + " * 1000, 'bench' FROM s");
+      c.exec(
+          "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < " + count +
+          ") "
+          "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+          "SELECT '" +
+          prefix +
+          "' || i, lower(hex(randomblob(16))), 1, (SELECT last FROM dblock_fence WHERE id = 1) + i, " BENCH_SQLITE_NOW
+          ", " BENCH_SQLITE_NOW " + " +
+          secs + " * 1000, 'bench' FROM s");
       c.exec("ANALYZE");
       break;
   }
