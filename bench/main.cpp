@@ -288,6 +288,12 @@ int run(int argc, char** argv) {
   std::vector<combo> combos;
   const auto started = bench_clock::now();
   const std::string load_start = trim(read_file("/proc/loadavg"));
+  const std::string started_utc = [] {
+    char buf[64];
+    std::time_t t = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return std::string(buf);
+  }();
   try {
     struct want {
       const char* name;
@@ -332,13 +338,7 @@ int run(int argc, char** argv) {
 
   // The JSON, the chart, the summary.
   nlohmann::json meta{{"size", size},
-                      {"started_utc",
-                       [] {
-                         char buf[64];
-                         std::time_t t = std::time(nullptr);
-                         std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-                         return std::string(buf);
-                       }()},
+                      {"started_utc", started_utc},
                       {"seconds", ms_since(started) / 1000.0},
                       {"cpus", std::thread::hardware_concurrency()},
                       {"loadavg_start", load_start},
