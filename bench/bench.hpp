@@ -93,7 +93,7 @@ class report {
   std::vector<std::string> failures_;
 };
 
-// ratio = value / floor (1 when both are 0).
+// ratio = value / floor; 1 + value when the floor is 0.
 [[nodiscard]] double ratio_of(double value, double floor);
 
 // Targets per metric (on PostgreSQL unless the issue names every dialect).

@@ -36,7 +36,9 @@ stats summarize(std::vector<double> v) {
 }
 
 double ratio_of(double value, double floor) {
-  if (floor == 0) return value == 0 ? 1.0 : INFINITY;
+  // A floor of 0 (no WAL, no flush) has no finite ratio: 1 + value keeps 1 = "same as the
+  // floor" and stays a number on the metric line.
+  if (floor == 0) return 1.0 + value;
   return value / floor;
 }
 
