@@ -93,6 +93,9 @@ class report {
   std::vector<std::string> failures_;
 };
 
+// The metric line of a result (what stdout and bench.txt carry).
+[[nodiscard]] std::string metric_line(const result& r);
+
 // ratio = value / floor; 1 + value when the floor is 0.
 [[nodiscard]] double ratio_of(double value, double floor);
 

@@ -373,12 +373,7 @@ int run(int argc, char** argv) {
   }
   {
     std::ofstream f(o.out_dir / "bench.txt");
-    for (const auto& r : rep.all()) {
-      char buf[512];
-      std::snprintf(buf, sizeof buf, "metric=%s backend=%s value=%.6g unit=%s floor=%.6g ratio=%.4g\n",
-                    r.metric.c_str(), r.backend.c_str(), r.value, r.unit.c_str(), r.floor, r.ratio);
-      f << buf;
-    }
+    for (const auto& r : rep.all()) f << metric_line(r) << '\n';
   }
   dbs.drop();
   const bool chart = write_chart(rep, o.out_dir,

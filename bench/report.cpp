@@ -91,6 +91,11 @@ std::string number(double v) {
 }
 }  // namespace
 
+std::string metric_line(const result& r) {
+  return "metric=" + r.metric + " backend=" + r.backend + " value=" + number(r.value) + " unit=" + r.unit +
+         " floor=" + number(r.floor) + " ratio=" + number(r.ratio);
+}
+
 void report::add(result r) {
   if (!r.goal) {
     // Caller did not set one: look it up from the metric and the combination's dialect.
@@ -101,8 +106,7 @@ void report::add(result r) {
   }
   {
     std::lock_guard l(io_mu);
-    std::cout << "metric=" << r.metric << " backend=" << r.backend << " value=" << number(r.value) << " unit=" << r.unit
-              << " floor=" << number(r.floor) << " ratio=" << number(r.ratio) << std::endl;
+    std::cout << metric_line(r) << std::endl;
   }
   results_.push_back(std::move(r));
 }
