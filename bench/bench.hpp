@@ -122,5 +122,6 @@ void run_renewal(const options& o, const std::vector<combo>& combos, report& rep
 void run_reaper(const options& o, const std::vector<combo>& combos, report& rep);
 // `dblock_bench contend ...`: one hot-lock contender process (bench/hot_lock.cpp).
 int contender_main(int argc, char** argv);
+int table_main(int argc, char** argv);  // bench/table.cpp: `dblock_bench table`
 
 }  // namespace dblock_bench

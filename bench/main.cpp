@@ -395,6 +395,8 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "contend") return dblock_bench::contender_main(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "run") return dblock_bench::run(argc - 1, argv + 1);
-  std::cerr << "usage: dblock_bench run [--size full|tiny] [--out DIR] [options]   (dblock_bench run --help)\n";
+  if (argc >= 2 && std::string(argv[1]) == "table") return dblock_bench::table_main(argc - 1, argv + 1);
+  std::cerr << "usage: dblock_bench run [--size full|tiny] [--out DIR] [options]   (dblock_bench run --help)\n"
+               "       dblock_bench table PUBLISHED.json [OTHER.json ...]        (Markdown results table)\n";
   return 64;
 }
