@@ -1,7 +1,8 @@
 // tests/conformance/foundation_test.cpp — the foundation on all five combinations:
 // connecting, the migration runner (fresh, idempotent, drift, user folders, failures,
 // eight racing processes), error classification against the real servers (duplicate
-// key, killed connection, the commit trap), the round-trip counter, and attach().
+// key, killed connection, the commit trap), the round-trip counter, and attach(); on SQLite
+// alone, opening a new file under a writer and the SOCI driver's statement cache.
 #include <cppconn/connection.h>
 #include <cppconn/driver.h>
 #include <cppconn/resultset.h>
