@@ -1,7 +1,8 @@
 // tests/conformance/foundation_test.cpp — the foundation on all five combinations:
 // connecting, the migration runner (fresh, idempotent, drift, user folders, failures,
 // eight racing processes), error classification against the real servers (duplicate
-// key, killed connection, the commit trap), the round-trip counter, and attach().
+// key, killed connection, the commit trap), the round-trip counter, and attach(); on SQLite
+// alone, opening a new file under a writer and the SOCI driver's statement cache.
 #include <cppconn/connection.h>
 #include <cppconn/driver.h>
 #include <cppconn/resultset.h>
@@ -565,6 +566,104 @@ TEST(SqliteOpen, WalSwitchWaitsForAnotherWriterUpToTheConnectTimeout) {
   auto rows = drv.run(detail::rewrite_placeholders("count", "SELECT COUNT(*) FROM t", drv.style()), {}).rows;
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], std::optional<std::string>("1"));
+}
+
+// The SOCI driver keeps SQLite statements prepared per connection it opened
+// (docs/architecture.md, "The SOCI driver"). A reused statement must take fresh bindings
+// (a NULL after a text, all 64 bits of an integer), follow schema changes made on the same
+// connection, never block DDL, and be re-prepared after it failed.
+TEST(SqliteStatementCache, ReusedStatementsRebindFollowSchemaChangesAndRecoverAfterFailure) {
+  temp_dir dir("dblock-stcache");
+  auto db = open("sqlite://" + (dir / "cache.db").string());
+  auto& drv = db.backend()->raw();
+  auto st = [&](const char* name, const char* sql) { return detail::rewrite_placeholders(name, sql, drv.style()); };
+  const auto ins = st("ins", "INSERT INTO t (k, n, s) VALUES ($1, $2, $3)");
+  const auto sel = st("sel", "SELECT * FROM t WHERE k = $1");
+  using detail::value;
+  drv.run_script("CREATE TABLE t (k INTEGER PRIMARY KEY, n INTEGER, s TEXT)");
+
+  const std::int64_t big = std::int64_t{1} << 40;  // needs more than 32 bits
+  const std::vector<value> rows[] = {{std::int64_t{1}, big, std::string("one")},
+                                     {std::int64_t{2}, nullptr, nullptr},
+                                     {std::int64_t{3}, std::int64_t{-7}, std::string("it's")}};
+  for (const auto& r : rows) EXPECT_EQ(drv.run(ins, r).affected, 1);
+  auto get = [&](std::int64_t k) {
+    auto res = drv.run(sel, std::vector<value>{k}).rows;
+    return res.empty() ? std::vector<detail::cell>{} : res.at(0);
+  };
+  using C = std::vector<detail::cell>;
+  EXPECT_EQ(get(1), (C{"1", std::to_string(big), "one"}));
+  EXPECT_EQ(get(2), (C{"2", std::nullopt, std::nullopt}));
+  EXPECT_EQ(get(3), (C{"3", "-7", "it's"}));
+  EXPECT_EQ(get(4), C{});
+
+  // A schema change on this connection: the cached SELECT * sees the new column.
+  drv.run_script("ALTER TABLE t ADD COLUMN extra TEXT DEFAULT 'x'");
+  EXPECT_EQ(get(3), (C{"3", "-7", "it's", "x"}));
+
+  // DDL is not blocked by the cached (reset) statements; the SELECT now fails,
+  // classified as usual, and works again once the table is back.
+  drv.run_script("DROP TABLE t");
+  EXPECT_THROW((void)get(1), database_error);
+  EXPECT_THROW((void)drv.run(ins, rows[0]), database_error);
+  drv.run_script("CREATE TABLE t (k INTEGER PRIMARY KEY, n INTEGER, s TEXT)");
+  EXPECT_EQ(drv.run(ins, rows[0]).affected, 1);
+  EXPECT_THROW((void)drv.run(ins, rows[0]), unique_violation);  // a constraint code, as before
+  EXPECT_EQ(get(1), (C{"1", std::to_string(big), "one"}));
+}
+
+// SQLITE_BUSY from a cached statement is lock_not_available, every time, and the
+// statement works once the other writer is gone; round trips are counted as before.
+TEST(SqliteStatementCache, BusyIsLockNotAvailableAndTheStatementRecovers) {
+  temp_dir dir("dblock-stcache");
+  const std::string path = (dir / "busy.db").string();
+  auto db = open("sqlite://" + path);
+  db.migrate();
+  db.backend()->set_busy_timeout(std::chrono::milliseconds(0));
+  auto& drv = db.backend()->raw();
+  const auto& acq = detail::get_statement(dialect::sqlite, drv.style(), "lock_acquire");
+  const std::vector<detail::value> p{std::string("busy"), std::string("me"), std::int64_t{60000}, std::string("h")};
+  auto holds = [&] {
+    auto r = drv.run(acq, p);
+    return r.rows.size() == 1 ? r.rows[0][2] : std::nullopt;
+  };
+  ASSERT_EQ(holds(), std::optional<std::string>("1"));  // prepared and cached now
+
+  namespace sq = sqlite_api;
+  sq::sqlite3* writer = nullptr;
+  ASSERT_EQ(sq::sqlite3_open(path.c_str(), &writer), SQLITE_OK);
+  std::unique_ptr<sq::sqlite3, decltype(&sq::sqlite3_close)> guard(writer, &sq::sqlite3_close);
+  ASSERT_EQ(sq::sqlite3_exec(writer, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  for (int i = 0; i < 3; ++i) {
+    const auto before = drv.round_trips();
+    EXPECT_THROW((void)drv.run(acq, p), lock_not_available) << "attempt " << i;
+    EXPECT_EQ(drv.round_trips(), before + 1);
+  }
+  ASSERT_EQ(sq::sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(holds(), std::optional<std::string>("2"));  // re-entry by the same owner
+  EXPECT_EQ(holds(), std::optional<std::string>("3"));
+}
+
+// The cache is finalized before the connection closes: sqlite3_close refuses while
+// statements remain, and a connection left open keeps its WAL file. After the last
+// connection closes cleanly SQLite checkpoints and removes the -wal file.
+TEST(SqliteStatementCache, ConnectionsCloseWithTheCacheFinalized) {
+  temp_dir dir("dblock-stcache");
+  const std::string path = (dir / "close.db").string();
+  {
+    auto db = open("sqlite://" + path);
+    db.migrate();
+    dblock::session s(db);
+    for (int i = 0; i < 3; ++i) {
+      auto l = s.try_acquire("close");
+      ASSERT_TRUE(l);
+      l->release();
+    }
+    dblock::idempotency_store store(db);
+    EXPECT_TRUE(store.begin("scope", "key", std::string(64, 'a')).started());
+    ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal")) << "a connection was left open";
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // lib/backends/soci/driver.cpp — the SOCI 4.0 driver: SQLite (the embedded default),
 // and PostgreSQL or MySQL/MariaDB for SOCI users. Statements run as one-time queries
-// (PQexecParams on PostgreSQL: one round trip); SQLite transactions use BEGIN IMMEDIATE
-// (a deferred BEGIN lets two read-then-write transactions deadlock); SQLite gets WAL,
-// a busy timeout and extended result codes. Public: open_soci(), attach(soci::session&).
+// (PQexecParams on PostgreSQL: one round trip), except on SQLite connections dblock opened
+// itself, where run() keeps each statement prepared for the connection's lifetime
+// (sqlite_statement_cache below; docs/architecture.md says why). SQLite transactions use
+// BEGIN IMMEDIATE (a deferred BEGIN lets two read-then-write transactions deadlock);
+// SQLite gets WAL, a busy timeout and extended result codes. Public: open_soci(),
+// attach(soci::session&).
 #include <soci/mysql/soci-mysql.h>
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
@@ -15,6 +18,7 @@
 #include <ctime>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 #include "backends/soci/classify.hpp"
 #include "core/backend.hpp"
@@ -61,12 +65,72 @@ std::string cell_text(const soci::row& r, std::size_t i) {
   }
 }
 
+// Prepared SQLite statements of one connection, keyed by their full text: the compiled
+// program is a function of the text (user identifiers are part of it, render_statement)
+// and of the schema, which sqlite3_step re-checks by itself (SQLITE_SCHEMA: it prepares
+// the text again). Only for connections dblock opened and closes: the owner finalizes
+// the cache before the session closes (sqlite3_close refuses while statements remain).
+// Between runs every statement is reset with its bindings cleared, so none holds a
+// read snapshot, a lock or a pointer into the caller's values.
+class sqlite_statement_cache {
+ public:
+  explicit sqlite_statement_cache(sqlite_api::sqlite3* db) : db_(db) {}
+  sqlite_statement_cache(const sqlite_statement_cache&) = delete;
+  sqlite_statement_cache& operator=(const sqlite_statement_cache&) = delete;
+  ~sqlite_statement_cache() { clear(); }
+
+  sqlite_api::sqlite3* db() const noexcept { return db_; }
+
+  // The statement for `text`, prepared on first use. Throws sqlite3_soci_error.
+  sqlite_api::sqlite3_stmt* get(const std::string& text) {
+    if (auto it = stmts_.find(text); it != stmts_.end()) return it->second;
+    // A bound on memory when callers render many distinct user statements.
+    if (stmts_.size() >= max_entries) clear();
+    sqlite_api::sqlite3_stmt* s = nullptr;
+    const int rc = sqlite_api::sqlite3_prepare_v3(db_, text.c_str(), static_cast<int>(text.size() + 1),
+                                                  SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite_api::sqlite3_finalize(s);
+      throw soci::sqlite3_soci_error(std::string("prepare: ") + sqlite_api::sqlite3_errmsg(db_), rc);
+    }
+    if (!s) throw soci::sqlite3_soci_error("prepare: empty statement", SQLITE_MISUSE);
+    try {
+      stmts_.emplace(text, s);
+    } catch (...) {
+      sqlite_api::sqlite3_finalize(s);
+      throw;
+    }
+    return s;
+  }
+
+  // Finalizes the statement of `text` (after a failed run: it is never reused).
+  void drop(const std::string& text) noexcept {
+    if (auto it = stmts_.find(text); it != stmts_.end()) {
+      sqlite_api::sqlite3_finalize(it->second);
+      stmts_.erase(it);
+    }
+  }
+
+  void clear() noexcept {
+    for (auto& [text, s] : stmts_) sqlite_api::sqlite3_finalize(s);
+    stmts_.clear();
+  }
+
+ private:
+  static constexpr std::size_t max_entries = 128;
+  sqlite_api::sqlite3* db_;
+  std::unordered_map<std::string, sqlite_api::sqlite3_stmt*> stmts_;
+};
+
 class soci_driver final : public driver {
  public:
   soci_driver(std::unique_ptr<soci::session> owned, soci::session* sess, dialect d, std::string desc,
               bool external_tx = false)
       : owned_(std::move(owned)), sess_(sess), kind_(d), desc_(std::move(desc)), external_tx_(external_tx) {}
-  ~soci_driver() override { rollback(); }
+  ~soci_driver() override {
+    rollback();
+    cache_.reset();  // finalized before owned_ closes the connection
+  }
 
   dialect kind() const noexcept override { return kind_; }
   client_library client() const noexcept override { return client_library::soci; }
@@ -77,6 +141,7 @@ class soci_driver final : public driver {
     if (static_cast<int>(params.size()) != st.param_count)
       throw internal_error("statement " + st.name + " takes " + std::to_string(st.param_count) + " parameters, got " +
                            std::to_string(params.size()));
+    if (cache_) return run_cached(st, params);
     const std::size_t n = st.order.size();
     // SOCI binds references: storage must not move while the statement lives.
     std::vector<std::string> strs(n);
@@ -123,6 +188,9 @@ class soci_driver final : public driver {
   }
 
   void run_script(std::string_view sql) override { simple(sql, "statement", false); }
+
+  // SQLite connections dblock opened (and will close) only: see sqlite_statement_cache.
+  void enable_statement_cache() { cache_ = std::make_unique<sqlite_statement_cache>(sqlite_conn()); }
 
   void begin() override {
     if (in_tx_ || external_tx_) throw internal_error("transaction already open");
@@ -190,6 +258,70 @@ class soci_driver final : public driver {
   }
 
  private:
+  // run() on a cached statement: the same bindings as the SOCI path (int64, text, NULL by
+  // position; each :aN occurs once, so occurrence k is parameter k + 1), the same
+  // affected count (sqlite3_changes after the first step, as SOCI reads it) and the
+  // SQLite result code in a sqlite3_soci_error, so classification is unchanged. Cells
+  // are SQLite's text of each value (SOCI's for text and expression columns; for
+  // INTEGER-declared columns SOCI 4.0 reads a 32-bit int, this reads all 64 bits).
+  result run_cached(const statement& st, std::span<const value> params) {
+    const std::size_t n = st.order.size();
+    ++round_trips_;
+    try {
+      sqlite_api::sqlite3_stmt* s = cache_->get(st.text);
+      try {
+        if (sqlite_api::sqlite3_bind_parameter_count(s) != static_cast<int>(n))
+          throw internal_error("statement " + st.name + " has " +
+                               std::to_string(sqlite_api::sqlite3_bind_parameter_count(s)) +
+                               " placeholders, expected " + std::to_string(n));
+        for (std::size_t k = 0; k < n; ++k) {
+          const value& v = params[static_cast<std::size_t>(st.order[k])];
+          const int pos = static_cast<int>(k) + 1;
+          int rc;
+          // SQLITE_STATIC: `params` outlives this call and the bindings are cleared below.
+          if (auto* str = std::get_if<std::string>(&v))
+            rc = sqlite_api::sqlite3_bind_text(s, pos, str->data(), static_cast<int>(str->size()), SQLITE_STATIC);
+          else if (auto* i = std::get_if<std::int64_t>(&v))
+            rc = sqlite_api::sqlite3_bind_int64(s, pos, *i);
+          else
+            rc = sqlite_api::sqlite3_bind_null(s, pos);
+          if (rc != SQLITE_OK)
+            throw soci::sqlite3_soci_error(std::string("bind: ") + sqlite_api::sqlite3_errmsg(cache_->db()), rc);
+        }
+        result out;
+        int rc = sqlite_api::sqlite3_step(s);
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE) out.affected = sqlite_api::sqlite3_changes(cache_->db());
+        const int cols = sqlite_api::sqlite3_column_count(s);
+        while (rc == SQLITE_ROW) {
+          std::vector<cell> cells;
+          cells.reserve(static_cast<std::size_t>(cols));
+          for (int i = 0; i < cols; ++i) {
+            if (sqlite_api::sqlite3_column_type(s, i) == SQLITE_NULL) {
+              cells.emplace_back(std::nullopt);
+              continue;
+            }
+            const auto* t = sqlite_api::sqlite3_column_text(s, i);  // before _bytes, as SQLite asks
+            if (!t) throw soci::sqlite3_soci_error("out of memory reading a column", SQLITE_NOMEM);
+            cells.emplace_back(std::string(reinterpret_cast<const char*>(t),
+                                           static_cast<std::size_t>(sqlite_api::sqlite3_column_bytes(s, i))));
+          }
+          out.rows.push_back(std::move(cells));
+          rc = sqlite_api::sqlite3_step(s);
+        }
+        if (rc != SQLITE_DONE) throw soci::sqlite3_soci_error(sqlite_api::sqlite3_errmsg(cache_->db()), rc);
+        // Ends the statement's read/write of the database and drops the pointers into `params`.
+        sqlite_api::sqlite3_reset(s);
+        sqlite_api::sqlite3_clear_bindings(s);
+        return out;
+      } catch (...) {
+        cache_->drop(st.text);  // a statement that failed is finalized, never reused
+        throw;
+      }
+    } catch (...) {
+      rethrow_classified(st.name);
+    }
+  }
+
   sqlite_api::sqlite3* sqlite_conn() const { return static_cast<soci::sqlite3_session_backend*>(sess_->get_backend())->conn_; }
 
   std::string_view text(const char* name) const {
@@ -211,6 +343,7 @@ class soci_driver final : public driver {
 
   std::unique_ptr<soci::session> owned_;
   soci::session* sess_;
+  std::unique_ptr<sqlite_statement_cache> cache_;  // set on owned SQLite connections only
   dialect kind_;
   std::string desc_;
   bool in_tx_ = false;
@@ -262,7 +395,10 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   }
   auto* raw = s.get();
   auto d = std::make_unique<soci_driver>(std::move(s), raw, u.kind, u.redacted());
-  if (u.kind == dialect::sqlite) d->configure_sqlite(opts.connect_timeout);
+  if (u.kind == dialect::sqlite) {
+    d->configure_sqlite(opts.connect_timeout);
+    d->enable_statement_cache();
+  }
   return d;
 }
 
