@@ -121,7 +121,7 @@ class session {
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  // One round trip (two on MySQL/MariaDB). Empty when another owner holds it live.
+  // One round trip. Empty when another owner holds it live.
   [[nodiscard]] std::optional<lease> try_acquire(std::string_view name);
   // Waits up to `wait` (zero = one try). Throws timeout_error naming the current holder
   // and its expiry when the wait runs out.

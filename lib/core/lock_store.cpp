@@ -69,10 +69,10 @@ acquire_result acquire_once(backend& b, const std::string& name, const std::stri
       return out;
     }
     case dialect::mysql: {
-      // Two round trips: the upsert, then the row's state as it now is.
-      b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
-      auto r = b.exec("lock_state", {name, owner});
-      if (r.rows.empty()) return out;
+      // One round trip: the upsert's RETURNING gives the row as it left it (granted or
+      // not), read by the same statement that decided, so no other writer can come between.
+      auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
+      if (r.rows.empty()) throw internal_error("lock_acquire returned no row on MariaDB");
       out.granted = to_i64(r.rows[0][0]) == 1;
       out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
       return out;

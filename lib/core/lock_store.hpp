@@ -1,7 +1,7 @@
 // lib/core/lock_store.hpp — the lease-lock operations on the lock table, one function
 // per operation over a backend and the dialect's sql/<dialect>/lock_*.sql files. The
-// only place where dialects differ for locks (MySQL needs a second statement to read
-// an acquire's outcome; SQLite reads the holder only when asked). Internal.
+// only place where dialects differ for locks (MySQL reads the holder with lock_state;
+// SQLite reads the holder only when asked). Internal.
 #pragma once
 
 #include <cstdint>

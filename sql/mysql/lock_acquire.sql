@@ -1,15 +1,25 @@
 -- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text.
--- Statement 1 of 2 (then lock_state reads the outcome): inserts a fresh grant, takes
--- over an expired row, or re-enters a live row of the same owner; a live row of
--- another owner is left exactly as it was.
+-- One statement, one round trip: inserts a fresh grant, takes over an expired row, or
+-- re-enters a live row of the same owner; a live row of another owner is left exactly as
+-- it was. RETURNING (MariaDB 10.5+) gives the row as the statement left it, in every one
+-- of those four cases (an unchanged row too), in the same columns as lock_state.sql:
+--   granted, fence, holds, holder, expires_at (text), expires_in_ms.
+-- granted = 1 exactly when the row is now owner $2's: the owner only changes on an
+-- expired row, so a row of $2 after the statement is one this statement granted (fresh,
+-- taken over or re-entered), with expires_at = now + TTL.
+-- A refused try changes no column (InnoDB skips the row update: no undo, no redo), but,
+-- like any INSERT that hits a duplicate key with ON DUPLICATE KEY UPDATE, it X-locks the
+-- existing row until the statement's autocommit ends; RETURNING takes no other lock.
 -- MariaDB evaluates ON DUPLICATE KEY UPDATE assignments left to right, each seeing the
 -- columns already assigned, so the order matters: holds/fence/acquired_at/holder are
 -- decided from the old owner and expiry, then owner from the old expiry, and
 -- expires_at last from the NEW owner (ours exactly when the grant happened).
--- UTC_TIMESTAMP(6) is the statement's start time on the server: the only clock.
+-- UTC_TIMESTAMP(6) is the statement's start time on the server (the same value in VALUES,
+-- the assignments and RETURNING; unlike NOW(6) it ignores the session time_zone): the
+-- only clock.
 -- The fence is NEXTVAL of the sequence (a value is consumed even when unused: gaps are fine).
--- MySQL 8 differs: no sequences (an AUTO_INCREMENT counter table instead) and VALUES()
--- here is deprecated in favour of a row alias.
+-- MySQL 8 differs: no sequences (an AUTO_INCREMENT counter table instead), no RETURNING,
+-- and VALUES() here is deprecated in favour of a row alias.
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
 VALUES ($1, $2, 1, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6),
         UTC_TIMESTAMP(6) + INTERVAL (CAST($3 AS SIGNED) * 1000) MICROSECOND, $4)
@@ -22,3 +32,6 @@ ON DUPLICATE KEY UPDATE
   holder      = IF(expires_at <= UTC_TIMESTAMP(6) OR owner = VALUES(owner), VALUES(holder), holder),
   owner       = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
   expires_at  = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)
+RETURNING IF(owner = $2 AND expires_at > UTC_TIMESTAMP(6), 1, 0) AS granted, fence, holds, holder,
+          DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS expires_at_text,
+          CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED) AS expires_in_ms
