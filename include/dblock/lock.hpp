@@ -56,8 +56,11 @@ struct session_options {
   // PostgreSQL with libpqxx: one LISTEN connection per session wakes waiters on
   // release. Polling with backoff stays as the safety net. Default on.
   bool listen = true;
-  // Waiting: exponential backoff with full jitter from min_backoff, doubling up to
-  // max_backoff, never past the caller's deadline nor (much) past the holder's expiry.
+  // Waiting: backoff with jitter from min_backoff, doubling up to max_backoff, never past
+  // the caller's deadline nor (much) past the holder's expiry. Change-aware: a refused try
+  // that shows another grant than the previous one (the lock is changing hands) resets the
+  // backoff, and while it keeps changing hands the sleep is capped near the observed
+  // interval between grants instead of growing to max_backoff.
   std::chrono::milliseconds min_backoff{2};
   std::chrono::milliseconds max_backoff{250};
 };
@@ -133,6 +136,8 @@ class session {
   [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
 
  private:
+  // try_acquire, and the row of the refusing holder when the statement returned it.
+  std::optional<lease> try_once(const std::string& name, std::optional<lock_info>* refused);
   std::shared_ptr<detail::session_core> core_;
 };
 

@@ -369,6 +369,58 @@ TEST_P(LockConformance, MutualExclusionAcrossThreadsAndProcesses) {
   raw_exec(db, "DROP TABLE " + table);
 }
 
+// Waiters of a hot lock, polling only (no LISTEN), with a backoff allowed to grow to 5 s:
+// 4 threads x 2 processes, each thread its own session, each taking the lock `rounds`
+// times within a generous wait. Inside the critical section each grant logs its fence and
+// counts a violation when a fence at least as large was logged before (grants out of
+// fencing order, or overlap). No starvation = no timeout; every grant logged once.
+TEST_P(LockConformance, HotLockWaitersAreAllServedInFencingOrder) {
+  const int threads = 4, rounds = kind() == dialect::sqlite ? 8 : 15;
+  const auto name = unique_name("hot");
+  const auto table = unique_name("fences");
+  {
+    auto db = open();
+    raw_exec(db, "CREATE TABLE " + table + " (fence BIGINT NOT NULL)");
+  }
+  auto work = [&]() -> int {
+    std::atomic<int> bad{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&] {
+        try {
+          auto db = open();
+          session_options o = quick(5000ms);
+          o.listen = false;
+          o.max_backoff = 5000ms;
+          session s(db, o);
+          for (int i = 0; i < rounds; ++i) {
+            auto l = s.acquire(name, 120s);
+            if (query_int(db, "SELECT COUNT(*) FROM " + table + " WHERE fence >= $1", {l.fence()}) != 0) ++bad;
+            raw_query(db, "INSERT INTO " + table + " (fence) VALUES ($1)", {l.fence()});
+            l.release();
+          }
+        } catch (const std::exception& e) {
+          ++bad;
+          std::fprintf(stderr, "worker: %s\n", e.what());
+        }
+      });
+    for (auto& t : ts) t.join();
+    return bad.load();
+  };
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(work() == 0 ? 0 : 1);
+  const int parent_bad = work();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(parent_bad, 0) << "timeouts, errors or grants out of fencing order";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child saw timeouts, errors or grants out of fencing order";
+  auto db = open();
+  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT fence) FROM " + table), 2 * threads * rounds);
+  raw_exec(db, "DROP TABLE " + table);
+}
+
 // PostgreSQL: a failed try against a live holder must not lock the holder's row
 // (a locking ON CONFLICT DO UPDATE would leave its transaction id in xmax).
 TEST_P(LockConformance, FailedTryLeavesTheHoldersRowUntouched) {
