@@ -63,6 +63,15 @@ struct session_options {
   // interval between grants instead of growing to max_backoff.
   std::chrono::milliseconds min_backoff{2};
   std::chrono::milliseconds max_backoff{250};
+  // PostgreSQL: the final release commits with synchronous_commit = off for its own
+  // statement only, so it does not wait for its WAL flush (one flush per hand-off instead
+  // of two). Safe for exclusion and fencing: any later durable commit - the next grant in
+  // particular - flushes the release first. What a server crash within ~3 x
+  // wal_writer_delay of a release can lose is the release itself: the lock then stays
+  // held until its TTL, as if the holder had crashed. Default on; false = every release
+  // waits for its flush. Ignored by MySQL/MariaDB and SQLite, and for a session whose
+  // connection is inside a transaction (the caller's commit decides durability there).
+  bool async_release = true;
 };
 
 // A row of the lock table, for `dblock locks` and for error messages.

@@ -488,7 +488,7 @@ void lease::release() {
   }
   // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner = ?
   // makes that safe, and it frees the name sooner.
-  bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold);
+  bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold, core->opts.async_release);
   if (final_hold) detail::release_board::get().bump(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
   if (ours) detail::count(counter::lock_released);

@@ -421,6 +421,39 @@ TEST_P(LockConformance, HotLockWaitersAreAllServedInFencingOrder) {
   raw_exec(db, "DROP TABLE " + table);
 }
 
+// async_release (the default): on PostgreSQL the release sets synchronous_commit = off
+// for its own transaction only; the connection's setting is unchanged afterwards, and a
+// release inside a transaction on the session's connection leaves that transaction's
+// setting alone. Everywhere: the name is free at once and the next grant's fence is larger.
+TEST_P(LockConformance, AsyncReleaseIsLocalToItsOwnTransaction) {
+  auto db = open();
+  auto other_db = open();
+  session s(db, quick()), other(other_db, quick());
+  const auto name = unique_name("async");
+  const bool pg = kind() == dialect::postgresql;
+  const char* setting_sql = "SELECT current_setting('synchronous_commit')";
+  const auto before = pg ? raw_query(db, setting_sql).rows : std::vector<std::vector<detail::cell>>{};
+  auto l = s.try_acquire(name);
+  ASSERT_TRUE(l);
+  const auto first = l->fence();
+  l->release();
+  if (pg) EXPECT_EQ(raw_query(db, setting_sql).rows, before) << "the setting leaked past the release";
+  auto l2 = other.try_acquire(name);
+  ASSERT_TRUE(l2) << "the release did not free the name";
+  EXPECT_GT(l2->fence(), first);
+  l2->release();
+
+  auto l3 = s.try_acquire(name);
+  ASSERT_TRUE(l3);
+  std::vector<std::vector<detail::cell>> inside;
+  transact(db, [&](transaction_ref) {
+    l3->release();  // runs inside this transaction (same connection)
+    if (pg) inside = raw_query(db, setting_sql).rows;
+  });
+  if (pg) EXPECT_EQ(inside, before) << "a release inside a transaction changed its synchronous_commit";
+  EXPECT_EQ(row_count(db, name), 0);
+}
+
 // PostgreSQL: a failed try against a live holder must not lock the holder's row
 // (a locking ON CONFLICT DO UPDATE would leave its transaction id in xmax).
 TEST_P(LockConformance, FailedTryLeavesTheHoldersRowUntouched) {
