@@ -437,7 +437,9 @@ TEST_P(LockConformance, AsyncReleaseIsLocalToItsOwnTransaction) {
   ASSERT_TRUE(l);
   const auto first = l->fence();
   l->release();
-  if (pg) EXPECT_EQ(raw_query(db, setting_sql).rows, before) << "the setting leaked past the release";
+  if (pg) {
+    EXPECT_EQ(raw_query(db, setting_sql).rows, before) << "the setting leaked past the release";
+  }
   auto l2 = other.try_acquire(name);
   ASSERT_TRUE(l2) << "the release did not free the name";
   EXPECT_GT(l2->fence(), first);
@@ -450,7 +452,9 @@ TEST_P(LockConformance, AsyncReleaseIsLocalToItsOwnTransaction) {
     l3->release();  // runs inside this transaction (same connection)
     if (pg) inside = raw_query(db, setting_sql).rows;
   });
-  if (pg) EXPECT_EQ(inside, before) << "a release inside a transaction changed its synchronous_commit";
+  if (pg) {
+    EXPECT_EQ(inside, before) << "a release inside a transaction changed its synchronous_commit";
+  }
   EXPECT_EQ(row_count(db, name), 0);
 }
 
