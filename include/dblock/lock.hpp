@@ -56,10 +56,22 @@ struct session_options {
   // PostgreSQL with libpqxx: one LISTEN connection per session wakes waiters on
   // release. Polling with backoff stays as the safety net. Default on.
   bool listen = true;
-  // Waiting: exponential backoff with full jitter from min_backoff, doubling up to
-  // max_backoff, never past the caller's deadline nor (much) past the holder's expiry.
+  // Waiting: backoff with jitter from min_backoff, doubling up to max_backoff, never past
+  // the caller's deadline nor (much) past the holder's expiry. Change-aware: a refused try
+  // that shows another grant than the previous one (the lock is changing hands) resets the
+  // backoff, and while it keeps changing hands the sleep is capped near the observed
+  // interval between grants instead of growing to max_backoff.
   std::chrono::milliseconds min_backoff{2};
   std::chrono::milliseconds max_backoff{250};
+  // PostgreSQL: the final release commits with synchronous_commit = off for its own
+  // statement only, so it does not wait for its WAL flush (one flush per hand-off instead
+  // of two). Safe for exclusion and fencing: any later durable commit - the next grant in
+  // particular - flushes the release first. What a server crash within ~3 x
+  // wal_writer_delay of a release can lose is the release itself: the lock then stays
+  // held until its TTL, as if the holder had crashed. Default on; false = every release
+  // waits for its flush. Ignored by MySQL/MariaDB and SQLite, and for a session whose
+  // connection is inside a transaction (the caller's commit decides durability there).
+  bool async_release = true;
 };
 
 // A row of the lock table, for `dblock locks` and for error messages.
@@ -133,6 +145,8 @@ class session {
   [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
 
  private:
+  // try_acquire, and the row of the refusing holder when the statement returned it.
+  std::optional<lease> try_once(const std::string& name, std::optional<lock_info>* refused);
   std::shared_ptr<detail::session_core> core_;
 };
 

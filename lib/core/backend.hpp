@@ -91,6 +91,10 @@ class backend {
   // Runs sql/<dialect>/<name>.sql with `params`, serialized with other callers.
   result exec(std::string_view name, std::span<const value> params = {});
   result exec(std::string_view name, std::initializer_list<value> params);
+  // Runs sql/<dialect>/<outside>.sql when this connection is not inside a transaction,
+  // else <inside>.sql; chosen under the mutex, so no transaction opens in between.
+  result exec_unless_in_transaction(std::string_view outside, std::string_view inside,
+                                    std::span<const value> params);
   // Runs a statement built by render_statement() (identifier slots filled).
   result exec_statement(const statement& st, std::span<const value> params = {});
   // Runs fn inside BEGIN ... COMMIT on this connection, holding the mutex; rolls

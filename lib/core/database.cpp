@@ -62,6 +62,12 @@ result backend::exec(std::string_view name, std::initializer_list<value> params)
   return exec(name, std::span<const value>(params.begin(), params.size()));
 }
 
+result backend::exec_unless_in_transaction(std::string_view outside, std::string_view inside,
+                                           std::span<const value> params) {
+  std::lock_guard lock(mu_);
+  return exec_locked(driver_->in_transaction() ? inside : outside, params);
+}
+
 result backend::exec_statement(const statement& st, std::span<const value> params) {
   std::lock_guard lock(mu_);
   return guarded([&] { return driver_->run(st, params); });

@@ -297,8 +297,11 @@ std::optional<lock_info> session::holder_of(std::string_view name) {
 
 std::optional<lease> session::try_acquire(std::string_view name_view) {
   validate_lock_name(name_view);
+  return try_once(std::string(name_view), nullptr);
+}
+
+std::optional<lease> session::try_once(const std::string& name, std::optional<lock_info>* refused) {
   auto& c = *core_;
-  const std::string name(name_view);
   {
     std::lock_guard l(c.mu);
     if (auto it = c.held.find(name); it != c.held.end() && !it->second->lost &&
@@ -313,6 +316,7 @@ std::optional<lease> session::try_acquire(std::string_view name_view) {
   auto r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder);
   if (!r.granted) {
     detail::count(counter::lock_not_acquired);
+    if (refused) *refused = std::move(r.state);
     return std::nullopt;
   }
   detail::count(counter::lock_acquired);
@@ -347,11 +351,24 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     detail::count(counter::lock_waits);
     detail::observe_wait(std::chrono::duration<double>(clock_type::now() - started).count());
   };
+  using us = std::chrono::microseconds;
+  const auto min_b = std::chrono::duration_cast<us>(c.opts.min_backoff);
+  const auto max_b = std::chrono::duration_cast<us>(c.opts.max_backoff);
+  // Change-aware backoff. `step` doubles the cap while the same grant keeps refusing us
+  // (a long hold: no point polling fast) and is reset when a refused try shows another
+  // grant than the last one (the lock is changing hands: the next hand-off is near).
+  // `interval` estimates the time between grants from the changes we saw; while the lock
+  // keeps changing hands at that pace the cap stays near it instead of reaching max_backoff.
+  int step = 0;
+  std::optional<std::int64_t> last_fence;  // fence of the grant that refused us last
+  clock_type::time_point last_change = started;
+  us interval{0};  // smoothed time between observed grant changes; 0 = none seen yet
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
     std::optional<lease> l;
+    std::optional<lock_info> h;
     try {
-      l = try_acquire(name);
+      l = try_once(name, &h);
     } catch (const transaction_conflict&) {
       // Still a deadlock victim after lock_store's quick retries: contention; keep waiting.
     }
@@ -360,17 +377,40 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
       return std::move(*l);
     }
     const auto now = clock_type::now();
-    std::optional<lock_info> h;
-    if (now >= deadline || attempt == 0) h = detail::lock_store::holder(*c.db, name);
+    if (!h && (now >= deadline || attempt == 0)) {
+      h = detail::lock_store::holder(*c.db, name);
+    } else if (!h && c.db->kind() == dialect::sqlite) {
+      // SQLite's refused try returns no row; the backoff wants the holder's fence, and
+      // the lookup is a local read. Busy now and then: the backoff just goes without it.
+      try {
+        h = detail::lock_store::holder(*c.db, name);
+      } catch (const lock_not_available&) {
+      }
+    }
     if (now >= deadline && attempt > 0) record_wait();
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
     if (attempt == 0) c.ensure_listener();
-    // Exponential backoff with full jitter, never past our deadline, and waking when
-    // the holder's lease ends (by the server's clock, converted to a local delay).
-    auto cap = std::min<long long>(c.opts.max_backoff.count(), c.opts.min_backoff.count() << std::min(attempt, 20));
-    auto sleep = milliseconds(std::uniform_int_distribution<long long>(1, std::max(1LL, cap))(rng));
-    if (h && h->expires_in.count() >= 0) sleep = std::min(sleep, h->expires_in + milliseconds(1));
+    if (h) {
+      if (last_fence && *last_fence != h->fence) {
+        // Another grant since our last try (a fence identifies a grant; re-entry keeps it).
+        const auto gap = std::chrono::duration_cast<us>(now - last_change);
+        interval = interval.count() == 0 ? gap : (interval * 3 + gap) / 4;
+        step = 0;
+      }
+      if (!last_fence || *last_fence != h->fence) last_change = now;
+      last_fence = h->fence;
+    }
+    us cap = std::min<us>(max_b, min_b * (std::int64_t{1} << std::min(step, 20)));
+    ++step;
+    // Still changing hands at the observed pace: stay near it. A grant outliving a few
+    // intervals is a long hold, and the doubling above takes over.
+    if (interval.count() > 0 && now - last_change < 4 * interval)
+      cap = std::clamp(2 * interval, std::min(min_b, max_b), cap);
+    // Equal jitter: spread waiters out without pointless sub-cap polls.
+    auto sleep = us(std::uniform_int_distribution<long long>(std::max<long long>(1, cap.count() / 2),
+                                                             std::max<long long>(1, cap.count()))(rng));
+    if (h && h->expires_in.count() >= 0) sleep = std::min<us>(sleep, h->expires_in + milliseconds(1));
     board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
   }
 }
@@ -448,7 +488,7 @@ void lease::release() {
   }
   // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner = ?
   // makes that safe, and it frees the name sooner.
-  bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold);
+  bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold, core->opts.async_release);
   if (final_hold) detail::release_board::get().bump(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
   if (ours) detail::count(counter::lock_released);

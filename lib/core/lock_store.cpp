@@ -100,8 +100,15 @@ std::optional<lock_info> holder(backend& b, const std::string& name) {
   return info_from(name, r.rows[0], 1, 99, 0, 2, 3);
 }
 
-bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold) {
-  auto r = retry_conflicts(b, [&] { return b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner}); });
+bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold, bool no_flush) {
+  const std::vector<value> params{name, owner};
+  auto r = retry_conflicts(b, [&] {
+    if (no_flush && final_hold && b.kind() == dialect::postgresql)
+      // Inside a transaction set_config(..., true) would last until that transaction ends
+      // and weaken its commit: only a release that is its own transaction skips the flush.
+      return b.exec_unless_in_transaction("lock_release_async", "lock_release", params);
+    return b.exec(final_hold ? "lock_release" : "lock_decrement", params);
+  });
   if (b.kind() == dialect::mysql) return r.affected > 0;
   return !r.rows.empty();
 }

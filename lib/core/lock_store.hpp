@@ -26,7 +26,9 @@ acquire_result acquire_once(backend& b, const std::string& name, const std::stri
                             const std::string& holder);
 std::optional<lock_info> holder(backend& b, const std::string& name);
 // Deletes the row (final) or decrements holds. False when it was no longer ours.
-bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold);
+// no_flush: PostgreSQL's final release outside a transaction commits without waiting
+// for its WAL flush (lock_release_async.sql); ignored elsewhere.
+bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold, bool no_flush = false);
 // Renews every live lock of owner; returns the names still ours. `expected` = the number
 // of locks held locally (MySQL reads names only when fewer rows matched).
 std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,

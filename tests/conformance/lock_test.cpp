@@ -370,6 +370,101 @@ TEST_P(LockConformance, MutualExclusionAcrossThreadsAndProcesses) {
   raw_exec(db, "DROP TABLE " + table);
 }
 
+// Waiters of a hot lock, polling only (no LISTEN), with a backoff allowed to grow to 5 s:
+// 4 threads x 2 processes, each thread its own session, each taking the lock `rounds`
+// times within a generous wait. Each grant logs its fence inside the critical section.
+// Violations counted: a timeout (starvation) or error, and a grant whose fence is not
+// larger than every fence logged before its acquire was called (those grants completed
+// before it was asked for: the fencing guarantee). No timing: the log is the order.
+TEST_P(LockConformance, HotLockWaitersAreAllServedInFencingOrder) {
+  const int threads = 4, rounds = kind() == dialect::sqlite ? 8 : 15;
+  const auto name = unique_name("hot");
+  const auto table = unique_name("fences");
+  {
+    auto db = open();
+    raw_exec(db, "CREATE TABLE " + table + " (fence BIGINT NOT NULL)");
+  }
+  auto work = [&]() -> int {
+    std::atomic<int> bad{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&] {
+        try {
+          auto db = open();
+          session_options o = quick(5000ms);
+          o.listen = false;
+          o.max_backoff = 5000ms;
+          session s(db, o);
+          for (int i = 0; i < rounds; ++i) {
+            const auto before = query_int(db, "SELECT COALESCE(MAX(fence), 0) FROM " + table);
+            auto l = s.acquire(name, 120s);
+            if (l.fence() <= before) {
+              ++bad;
+              std::fprintf(stderr, "worker: fence %lld granted after %lld\n", static_cast<long long>(l.fence()),
+                           static_cast<long long>(before));
+            }
+            raw_query(db, "INSERT INTO " + table + " (fence) VALUES ($1)", {l.fence()});
+            l.release();
+          }
+        } catch (const std::exception& e) {
+          ++bad;
+          std::fprintf(stderr, "worker: %s\n", e.what());
+        }
+      });
+    for (auto& t : ts) t.join();
+    return bad.load();
+  };
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(work() == 0 ? 0 : 1);
+  const int parent_bad = work();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(parent_bad, 0) << "timeouts, errors or fences not above an earlier completed grant";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child saw timeouts, errors or fences not above an earlier completed grant";
+  auto db = open();
+  EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT fence) FROM " + table), 2 * threads * rounds);
+  raw_exec(db, "DROP TABLE " + table);
+}
+
+// async_release (the default): on PostgreSQL the release sets synchronous_commit = off
+// for its own transaction only; the connection's setting is unchanged afterwards, and a
+// release inside a transaction on the session's connection leaves that transaction's
+// setting alone. Everywhere: the name is free at once and the next grant's fence is larger.
+TEST_P(LockConformance, AsyncReleaseIsLocalToItsOwnTransaction) {
+  auto db = open();
+  auto other_db = open();
+  session s(db, quick()), other(other_db, quick());
+  const auto name = unique_name("async");
+  const bool pg = kind() == dialect::postgresql;
+  const char* setting_sql = "SELECT current_setting('synchronous_commit')";
+  const auto before = pg ? raw_query(db, setting_sql).rows : std::vector<std::vector<detail::cell>>{};
+  auto l = s.try_acquire(name);
+  ASSERT_TRUE(l);
+  const auto first = l->fence();
+  l->release();
+  if (pg) {
+    EXPECT_EQ(raw_query(db, setting_sql).rows, before) << "the setting leaked past the release";
+  }
+  auto l2 = other.try_acquire(name);
+  ASSERT_TRUE(l2) << "the release did not free the name";
+  EXPECT_GT(l2->fence(), first);
+  l2->release();
+
+  auto l3 = s.try_acquire(name);
+  ASSERT_TRUE(l3);
+  std::vector<std::vector<detail::cell>> inside;
+  transact(db, [&](transaction_ref) {
+    l3->release();  // runs inside this transaction (same connection)
+    if (pg) inside = raw_query(db, setting_sql).rows;
+  });
+  if (pg) {
+    EXPECT_EQ(inside, before) << "a release inside a transaction changed its synchronous_commit";
+  }
+  EXPECT_EQ(row_count(db, name), 0);
+}
+
 // PostgreSQL: a failed try against a live holder must not lock the holder's row
 // (a locking ON CONFLICT DO UPDATE would leave its transaction id in xmax).
 TEST_P(LockConformance, FailedTryLeavesTheHoldersRowUntouched) {
