@@ -18,6 +18,10 @@
 -- the assignments and RETURNING; unlike NOW(6) it ignores the session time_zone): the
 -- only clock.
 -- The fence is NEXTVAL of the sequence (a value is consumed even when unused: gaps are fine).
+-- A takeover draws it in the UPDATE list, evaluated after the duplicate row is locked, so no
+-- other grant of the name can come between the draw and this grant. A fresh insert draws it
+-- in VALUES, before its row exists: if another owner's whole grant and release fit between
+-- that draw and the insert, this grant carries the smaller token (docs/locks.md, Fencing).
 -- MySQL 8 differs: no sequences (an AUTO_INCREMENT counter table instead), no RETURNING,
 -- and VALUES() here is deprecated in favour of a row alias.
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
@@ -27,7 +31,7 @@ ON DUPLICATE KEY UPDATE
   holds       = IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
                    IF(expires_at <= UTC_TIMESTAMP(6), 1, holds)),
   fence       = IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), fence,
-                   IF(expires_at <= UTC_TIMESTAMP(6), VALUES(fence), fence)),
+                   IF(expires_at <= UTC_TIMESTAMP(6), NEXTVAL(dblock_fence_seq), fence)),
   acquired_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(acquired_at), acquired_at),
   holder      = IF(expires_at <= UTC_TIMESTAMP(6) OR owner = VALUES(owner), VALUES(holder), holder),
   owner       = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
