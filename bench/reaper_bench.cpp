@@ -2,7 +2,8 @@
 // `live_rows` live locks; each round adds `expired_rows` rows expired an hour ago, then
 //   base    a live client acquires and releases fresh names back to back (acquire timed)
 //   reap    the same client keeps going while the expired rows are deleted — by
-//           dblock::reaper::run_once() (batches of 1000, its own connection), or, in the
+//           dblock::reaper::run_once() (batches of 1000 paced by the library's default
+//           duty_cycle unless --reap-duty says otherwise; its own connection), or, in the
 //           alternate round, by the hand-written twin: a loop of
 //           DELETE ... ORDER BY expires_at LIMIT 1000 (bench/twins.cpp)
 //   base    again, so the baseline brackets the reaping in time.
@@ -92,9 +93,12 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
   const int expired_default = tiny ? 2000 : o.expired_rows;
   const int rounds = tiny ? 1 : o.reap_rounds;
   const auto base = std::chrono::milliseconds(tiny ? 200 : 2000);
+  dblock::reaper_options pacing;  // what the dblock rounds use (the twin is never paced)
+  if (o.reap_duty >= 0) pacing.duty_cycle = o.reap_duty;
   note("reaper: " + std::to_string(expired_default) + " expired rows per round (SQLite " +
        std::to_string(tiny ? 2000 : o.expired_rows_sqlite) + ") among " + std::to_string(tiny ? 1000 : o.live_rows) +
-       " live ones, batches of " + std::to_string(o.reap_batch) + ", " + std::to_string(rounds) + " rounds per reaper");
+       " live ones, batches of " + std::to_string(o.reap_batch) + ", " + std::to_string(rounds) +
+       " rounds per reaper; dblock's pacing: duty_cycle " + std::to_string(pacing.duty_cycle));
   for (const auto& c : combos) {
     auto setup = connect_raw(c.big_url);
     const int expired = c.kind == dblock::dialect::sqlite && !tiny ? o.expired_rows_sqlite : expired_default;
@@ -111,6 +115,7 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
         dblock::reaper_options ro;
         ro.reap_idempotency = false;
         ro.batch_size = o.reap_batch;
+        ro.duty_cycle = pacing.duty_cycle;
         std::optional<dblock::reaper> reaper;
         std::unique_ptr<raw_client> twin;
         if (dblock_mode)

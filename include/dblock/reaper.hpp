@@ -5,7 +5,8 @@
 // expires_at is older than now - grace by the server's clock, re-checked on the row's
 // latest version, and a holder can only renew a row that has not expired; an
 // idempotency record only past its retention and never while an attempt's lease is live.
-// Each batch is one short autocommit statement (no long-held locks). Database outages
+// Each batch is one short autocommit statement (no long-held locks), paced so that live
+// traffic keeps its latency (duty_cycle below). Database outages
 // are reported through on_error and retried with backoff; stop() returns promptly.
 // The exact SQL is in sql/<dialect>/reap_*.sql.
 #pragma once
@@ -39,6 +40,15 @@ struct reaper_options {
   int batch_size = 1000;
   // Upper bound of batches per table per pass (bounds one pass). Default 10000.
   int max_batches = 10'000;
+  // Pacing, so that reaping a backlog does not raise live acquires' latency: a batch
+  // competes with live commits for the log flush and for CPU (on SQLite, for the only
+  // writer lock). After each full batch the reaper rests took * (1 - duty_cycle) /
+  // duty_cycle, `took` being that batch's own duration: it spends at most this share of a
+  // pass in statements, and a database slowed by load gets longer rests by itself.
+  // SQLite rests 2-20 ms whatever the value. 1 = no rest on PostgreSQL and MariaDB (as
+  // fast as the database goes: the knob for a large backlog). Range (0, 1]. Default 0.75
+  // (a third of each batch's time).
+  double duty_cycle = 0.75;
   bool reap_locks = true;
   bool reap_idempotency = true;
   // Only one active reaper across the fleet: each pass first takes the session lock

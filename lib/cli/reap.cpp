@@ -1,4 +1,5 @@
-// lib/cli/reap.cpp — `dblock reap [--once] [--interval DUR] [--grace DUR] [--batch N]`:
+// lib/cli/reap.cpp — `dblock reap [--once] [--interval DUR] [--grace DUR] [--batch N]
+// [--duty-cycle X]`:
 // runs the reaper from the command line and prints what it removed (one line per pass
 // that removed something; --once: one pass, one line). SIGINT/SIGTERM stop it cleanly.
 #include <signal.h>
@@ -18,6 +19,7 @@ struct reap_args {
   std::string interval = "10s";
   std::string grace = "5s";
   int batch = 1000;
+  double duty_cycle = reaper_options{}.duty_cycle;
   bool single_active = false;
 };
 
@@ -31,6 +33,7 @@ int run_reap(const global_options& g, const reap_args& a) {
   o.interval = parse_duration(a.interval);
   o.grace = parse_duration(a.grace);
   o.batch_size = a.batch;
+  o.duty_cycle = a.duty_cycle;
   o.single_active = a.single_active;
   if (a.once) {
     auto db = connect(g);
@@ -65,6 +68,10 @@ void add_reap_commands(CLI::App& app, global_options& g, command_registry& reg) 
   sub->add_option("--interval", a->interval, "Time between passes (jittered +/-20%)")->capture_default_str();
   sub->add_option("--grace", a->grace, "Reap lock rows only once expired for this long")->capture_default_str();
   sub->add_option("--batch", a->batch, "Rows per DELETE statement")->capture_default_str()->check(CLI::Range(1, 100000));
+  sub->add_option("--duty-cycle", a->duty_cycle,
+                  "Share of a pass spent in DELETEs, (0, 1]; 1 = no rest between batches (a backlog)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
   sub->add_flag("--single-active", a->single_active, "Only one reaper across all processes (session lock)");
   reg.add(sub, [&g, a] { return run_reap(g, *a); });
 }

@@ -1,6 +1,7 @@
 // lib/core/reaper.cpp — the reaper thread (dblock/reaper.hpp): batched deletes of
-// expired lock rows and idempotency records (sql/<dialect>/reap_*.sql), jittered
-// interval, backoff on errors, optional single active reaper via a session lock.
+// expired lock rows and idempotency records (sql/<dialect>/reap_*.sql) paced by a duty
+// cycle (reaper_pacing.hpp), jittered interval, backoff on errors, optional single
+// active reaper via a session lock.
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "core/backend.hpp"
+#include "core/reaper_pacing.hpp"
 #include "dblock/metrics.hpp"
 #include "dblock/reaper.hpp"
 #include "dblock/session_lock.hpp"
@@ -67,25 +69,12 @@ struct reaper::state {
       conn->exec("reaper_session");
       session_configured = true;
     }
-    const std::int64_t n = opts.batch_size;
-    if (opts.reap_locks) {
-      for (int i = 0; i < opts.max_batches; ++i) {
-        const auto b0 = std::chrono::steady_clock::now();
-        auto k = batch("reap_locks", {static_cast<std::int64_t>(opts.grace.count()), n});
-        rep.locks += k;
-        if (k < static_cast<std::uint64_t>(n) || stop_requested()) break;
-        yield_writer(b0);
-      }
-    }
-    if (opts.reap_idempotency) {
-      for (int i = 0; i < opts.max_batches; ++i) {
-        const auto b0 = std::chrono::steady_clock::now();
-        auto k = batch("reap_idempotency", {n});
-        rep.idempotency += k;
-        if (k < static_cast<std::uint64_t>(n) || stop_requested()) break;
-        yield_writer(b0);
-      }
-    }
+    if (opts.reap_locks)
+      reap_table(rep.locks, [&](std::int64_t n) {
+        return batch("reap_locks", {static_cast<std::int64_t>(opts.grace.count()), n});
+      });
+    if (opts.reap_idempotency)
+      reap_table(rep.idempotency, [&](std::int64_t n) { return batch("reap_idempotency", {n}); });
     rep.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
     if (rep.locks) detail::count(counter::reaped_locks, rep.locks);
     if (rep.idempotency) detail::count(counter::reaped_idempotency, rep.idempotency);
@@ -93,14 +82,37 @@ struct reaper::state {
     return rep;
   }
 
-  // SQLite has one writer at a time: back-to-back batches would starve other writers
-  // (lock renewals retry every few ms, see lock.cpp). Pause a quarter of the batch's
-  // time, 2-20 ms. PostgreSQL and MySQL lock rows, not the database.
-  void yield_writer(std::chrono::steady_clock::time_point batch_start) {
-    if (conn->kind() != dialect::sqlite) return;
-    auto took = std::chrono::steady_clock::now() - batch_start;
-    auto pause = std::clamp<std::chrono::steady_clock::duration>(took / 4, std::chrono::milliseconds(2),
-                                                                 std::chrono::milliseconds(20));
+  // Batches until one comes back short (or max_batches, or stop()), resting after each
+  // full batch as opts.duty_cycle says (reaper_pacing.hpp).
+  template <class Batch>
+  void reap_table(std::uint64_t& total, Batch run_batch) {
+    const auto pacing = pacing_for_dialect();
+    const std::int64_t n = opts.batch_size;
+    for (int i = 0; i < opts.max_batches; ++i) {
+      const auto b0 = std::chrono::steady_clock::now();
+      const auto k = run_batch(n);
+      const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - b0);
+      total += k;
+      if (k < static_cast<std::uint64_t>(n) || stop_requested()) break;
+      rest(detail::reap_pause(pacing, took));
+    }
+  }
+
+  detail::reap_pacing pacing_for_dialect() const {
+    detail::reap_pacing p;
+    p.duty_cycle = opts.duty_cycle;
+    // SQLite has one writer at a time: back-to-back batches would starve other writers
+    // (lock renewals retry every few ms, see lock.cpp) whatever the duty cycle; past
+    // 20 ms a longer rest only slows the reaper (a writer waits for a batch, not a rest).
+    if (conn->kind() == dialect::sqlite) {
+      p.min_pause = std::chrono::milliseconds(2);
+      p.max_pause = std::chrono::milliseconds(20);
+    }
+    return p;
+  }
+
+  void rest(std::chrono::microseconds pause) {
+    if (pause.count() <= 0) return;
     std::unique_lock l(mu);
     cv.wait_for(l, pause, [&] { return stopping; });
   }
@@ -169,6 +181,8 @@ reaper::reaper(database db, reaper_options opts) : s_(std::make_unique<state>(db
     throw invalid_argument("reaper interval " + std::to_string(opts.interval.count()) + " ms is too short");
   if (opts.grace < std::chrono::milliseconds(0)) throw invalid_argument("reaper grace must not be negative");
   if (opts.max_batches < 1) throw invalid_argument("reaper max_batches must be at least 1");
+  if (!(opts.duty_cycle > 0.0 && opts.duty_cycle <= 1.0))
+    throw invalid_argument("reaper duty_cycle " + std::to_string(opts.duty_cycle) + " is out of range (0, 1]");
   s_->opts = std::move(opts);
   s_->conn = db.backend()->can_reopen() ? db.backend()->reopen() : db.backend();
 }

@@ -1,12 +1,14 @@
 // tests/conformance/reaper_test.cpp — the reaper, session locks and metrics on all five
 // combinations: 100,000 expired rows reaped while live locks are acquired and renewed
-// (no live row lost), crashed holders' rows removed after their TTL, the reaper running
-// through a database restart, session locks released when their connection is killed.
+// (no live row lost), paced passes deleting the same rows as unpaced ones, crashed
+// holders' rows removed after their TTL, the reaper running through a database restart,
+// session locks released when their connection is killed.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 #include "conformance/fixture.hpp"
@@ -116,6 +118,44 @@ TEST_P(ReaperConformance, ReapsOneHundredThousandExpiredRowsAndNoLiveOne) {
   }
   for (auto& l : held) EXPECT_NO_THROW(l.release());
   std::printf("[ reaper ] %s: 100000 rows in %.2f s = %.0f rows/s\n", combo().name, took, 100'000 / took);
+}
+
+// Pacing (duty_cycle) changes how fast a pass goes, never what it deletes: every rest
+// value still ends the pass at the first short batch, and max_batches still bounds it.
+TEST_P(ReaperConformance, PacedPassesKeepThePassSemantics) {
+  auto db = dblock::open(fresh_database());
+  db.migrate();
+  const std::string prefix = "paced";
+  insert_expired_locks(db, prefix, 1050);
+  for (double duty : {0.2, 1.0}) {
+    reaper_options ro;
+    ro.grace = 0ms;
+    ro.batch_size = 100;
+    ro.max_batches = 3;
+    ro.duty_cycle = duty;
+    reaper bounded(db, ro);
+    EXPECT_EQ(bounded.run_once().locks, 300u) << "max_batches bounds a paced pass, duty " << duty;
+  }
+  reaper_options ro;
+  ro.grace = 0ms;
+  ro.batch_size = 100;
+  ro.duty_cycle = 0.25;
+  reaper r(db, ro);
+  EXPECT_EQ(r.run_once().locks, 450u) << "a paced pass runs until a batch comes back short";
+  EXPECT_EQ(count_prefix(db, prefix), 0);
+  EXPECT_EQ(r.run_once().locks, 0u);
+}
+
+TEST_P(ReaperConformance, RejectsADutyCycleOutsideZeroToOne) {
+  auto db = open();
+  for (double duty : {0.0, -0.5, 1.01, std::nan("")}) {
+    reaper_options ro;
+    ro.duty_cycle = duty;
+    EXPECT_THROW((reaper{db, ro}), invalid_argument) << duty;
+  }
+  reaper_options ro;
+  ro.duty_cycle = 1.0;
+  EXPECT_NO_THROW((reaper{db, ro}));
 }
 
 TEST_P(ReaperConformance, CrashedHoldersRowIsReapedAfterItsTtlAndTheNameIsFree) {
