@@ -77,6 +77,7 @@ void run_diagnostics(const options& o, const std::vector<combo>& combos, report&
     auto db = dblock::open(c.url);
     dblock::session_options so;
     so.ttl = std::chrono::minutes(10);
+    so.async_release = false;  // the durable pair, like the twin's
     dblock::session s(db, so), holder(db, so);
     auto busy = holder.try_acquire("bench:diag:busy");
     if (!busy) throw std::runtime_error(c.name + ": could not take bench:diag:busy");

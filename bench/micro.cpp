@@ -30,7 +30,9 @@ constexpr auto session_ttl = std::chrono::minutes(10);  // no renewal traffic du
 struct micro_ctx {
   combo c;
   std::optional<dblock::database> db, big;
-  std::unique_ptr<dblock::session> s, holder, sbig;
+  // s releases durably (the target's "durable pair"); s_async with the library default
+  // (async_release on: PostgreSQL's release skips its WAL flush).
+  std::unique_ptr<dblock::session> s, s_async, holder, sbig;
   std::optional<dblock::lease> busy;  // "bench:busy", held live by `holder` throughout
   std::unique_ptr<raw_client> raw, raw_big;
   std::string raw_owner = random_hex(16);
@@ -104,6 +106,8 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     x->big = dblock::open(c.big_url);
     dblock::session_options so;
     so.ttl = session_ttl;
+    x->s_async = std::make_unique<dblock::session>(*x->db, so);
+    so.async_release = false;
     x->s = std::make_unique<dblock::session>(*x->db, so);
     x->holder = std::make_unique<dblock::session>(*x->db, so);
     x->sbig = std::make_unique<dblock::session>(*x->big, so);
@@ -198,6 +202,14 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
                             return timed([x] {
                               return x->raw->acquire("bench:pair:async", x->raw_owner, 600'000) &&
                                      x->raw->release_async("bench:pair:async", x->raw_owner);
+                            });
+                          }});
+      lock_ops.push_back({"acquire_release_async", [x] {
+                            return timed([x] {
+                              auto l = x->s_async->try_acquire("bench:pair:dblock_async");
+                              if (!l) return false;
+                              l->release();
+                              return true;
                             });
                           }});
     }
@@ -307,6 +319,9 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     if (x->c.kind == dblock::dialect::postgresql)
       emit(x, "acquire_release_async_raw", "acquire_release_raw",
            "the hand-written pair whose release waits for its WAL flush (synchronous_commit on)");
+    if (x->c.kind == dblock::dialect::postgresql)
+      emit(x, "acquire_release_async", "acquire_release_async_raw",
+           "the hand-written pair whose release skips its WAL flush (dblock's default, async_release)");
     emit(x, "try_busy_raw", "round_trip", "SELECT 1");
     emit(x, "try_busy_probe_raw", "round_trip", "SELECT 1");
     emit(x, "try_busy", "round_trip", "SELECT 1");
