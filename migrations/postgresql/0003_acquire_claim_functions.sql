@@ -10,7 +10,7 @@
 
 -- Acquire or re-enter lease lock p_name for p_owner with a TTL of p_ttl_ms ms.
 -- One row: granted 1 (fresh grant or takeover of an expired row with a new fence from
--- dblock_fence_seq, drawn while this transaction holds the row, or re-entry by the same live owner with holds + 1 and the same fence)
+-- dblock_fence_seq, drawn under the name's grant lock (below), or re-entry by the same live owner with holds + 1 and the same fence)
 -- or granted 0 (a live row of another owner, as read). No row only when the upsert lost a
 -- race and the row was gone again when read back. A refused try runs only the first SELECT:
 -- no tuple locked, no transaction id, no WAL. Expiry is judged by the server's now() only.
@@ -31,18 +31,20 @@ BEGIN
   ELSE
     -- Free, expired or ours - the upsert. Its WHERE re-checks the newest row version under
     -- the row lock, so a holder that committed after the read above still wins.
-    -- The fence is drawn only once this statement holds the row, never before: a value drawn
-    -- before the row is locked (say in VALUES) could be overtaken by another owner's whole
-    -- grant and release in between, and this grant would then carry the SMALLER token. The
-    -- DO UPDATE list is evaluated after the conflicting row is locked; a fresh insert writes
-    -- the placeholder 0 (the sequence starts at 1) and draws just below, while its
-    -- uncommitted row makes every other grant of the name wait for this transaction.
+    -- Grants of one name draw their fences one at a time: this transaction-scoped advisory
+    -- lock (the two-int key space, class 'dblk' = 1684171883, apart from the one-bigint keys
+    -- of session locks and of applications) is held from before nextval until the commit.
+    -- Without it a value drawn in VALUES could be overtaken by another owner's whole grant
+    -- and release before this row reaches the table, and this grant would carry the SMALLER
+    -- token. No WAL, no flush: the lock manager only. hashtext collisions merely make two
+    -- names' grants take turns.
+    PERFORM pg_advisory_xact_lock(1684171883, hashtext(p_name));
     INSERT INTO dblock_locks AS l (name, owner, holds, fence, acquired_at, expires_at, holder)
-    VALUES (p_name, p_owner, 1, 0, now(), now() + p_ttl_ms * interval '1 millisecond', p_holder)
+    VALUES (p_name, p_owner, 1, nextval('dblock_fence_seq'), now(),
+            now() + p_ttl_ms * interval '1 millisecond', p_holder)
     ON CONFLICT (name) DO UPDATE SET
       holds       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.holds + 1 ELSE 1 END,
-      fence       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.fence
-                         ELSE nextval('dblock_fence_seq') END,
+      fence       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.fence ELSE EXCLUDED.fence END,
       acquired_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.acquired_at ELSE now() END,
       owner       = EXCLUDED.owner,
       expires_at  = EXCLUDED.expires_at,
@@ -51,10 +53,6 @@ BEGIN
     RETURNING l.fence, l.holds, l.holder, l.expires_at INTO fence, holds, holder, v_expires;
     IF FOUND THEN
       granted = 1;
-      IF fence = 0 THEN  -- a fresh insert: the row is ours (uncommitted), draw its fence now
-        UPDATE dblock_locks l SET fence = nextval('dblock_fence_seq') WHERE l.name = p_name
-        RETURNING l.fence INTO fence;
-      END IF;
     ELSE
       -- Another owner got in between - report it as it is now.
       SELECT l.fence, l.holds, l.holder, l.expires_at INTO fence, holds, holder, v_expires
