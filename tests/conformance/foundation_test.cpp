@@ -666,5 +666,36 @@ TEST(SqliteStatementCache, ConnectionsCloseWithTheCacheFinalized) {
   EXPECT_FALSE(std::filesystem::exists(path + "-wal")) << "a connection was left open";
 }
 
+// An attached SQLite session (the caller's soci::session) is not cached - its owner may close
+// or reconnect it at any time - but runs through the same C-API path, prepared for each run:
+// all 64 bits of INTEGER columns come back (SOCI 4.0's own row reads them as a 32-bit int,
+// which truncated e.g. created_at_ms), and no prepared statement is left on the caller's connection.
+TEST(SqliteStatementCache, AttachedSessionsReadAll64BitsAndKeepNoStatement) {
+  temp_dir dir("dblock-stcache");
+  const std::string path = (dir / "attached.db").string();
+  {
+    soci::session sess(soci::sqlite3, "db=" + path);
+    auto db = dblock::attach(sess);
+    db.migrate();
+    dblock::idempotency_store store(db);
+    ASSERT_TRUE(store.begin("scope", "key", std::string(64, 'a')).started());
+    auto rec = store.get("scope", "key");
+    ASSERT_TRUE(rec);
+    EXPECT_GT(rec->created_at_ms, std::int64_t{1} << 40) << "created_at_ms was truncated";
+    auto& drv = db.backend()->raw();
+    const std::int64_t big = (std::int64_t{1} << 40) + 7;
+    drv.run_script("CREATE TABLE t (n INTEGER)");
+    using detail::value;
+    drv.run(detail::rewrite_placeholders("ins", "INSERT INTO t (n) VALUES ($1)", drv.style()),
+            std::vector<value>{big});
+    auto rows = drv.run(detail::rewrite_placeholders("sel", "SELECT n FROM t", drv.style()), {}).rows;
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0][0], std::optional<std::string>(std::to_string(big)));
+    auto* conn = static_cast<soci::sqlite3_session_backend*>(sess.get_backend())->conn_;
+    EXPECT_EQ(sqlite_api::sqlite3_next_stmt(conn, nullptr), nullptr)
+        << "a statement outlived its run on the caller's session";
+  }
+}
+
 }  // namespace
 }  // namespace dblock::test

@@ -141,7 +141,14 @@ class soci_driver final : public driver {
     if (static_cast<int>(params.size()) != st.param_count)
       throw internal_error("statement " + st.name + " takes " + std::to_string(st.param_count) + " parameters, got " +
                            std::to_string(params.size()));
-    if (cache_) return run_cached(st, params);
+    if (cache_) return run_cached(*cache_, st, params);
+    if (kind_ == dialect::sqlite) {
+      // An attached SQLite session: the same C-API path, but prepared for this run only, so
+      // nothing outlives the call (the owner may close or reconnect the session at any time).
+      // Not SOCI's row path: SOCI 4.0 reads INTEGER-declared columns as a 32-bit int.
+      sqlite_statement_cache once(sqlite_conn());
+      return run_cached(once, st, params);
+    }
     const std::size_t n = st.order.size();
     // SOCI binds references: storage must not move while the statement lives.
     std::vector<std::string> strs(n);
@@ -264,11 +271,11 @@ class soci_driver final : public driver {
   // SQLite result code in a sqlite3_soci_error, so classification is unchanged. Cells
   // are SQLite's text of each value (SOCI's for text and expression columns; for
   // INTEGER-declared columns SOCI 4.0 reads a 32-bit int, this reads all 64 bits).
-  result run_cached(const statement& st, std::span<const value> params) {
+  result run_cached(sqlite_statement_cache& cache, const statement& st, std::span<const value> params) {
     const std::size_t n = st.order.size();
     ++round_trips_;
     try {
-      sqlite_api::sqlite3_stmt* s = cache_->get(st.text);
+      sqlite_api::sqlite3_stmt* s = cache.get(st.text);
       try {
         if (sqlite_api::sqlite3_bind_parameter_count(s) != static_cast<int>(n))
           throw internal_error("statement " + st.name + " has " +
@@ -286,11 +293,11 @@ class soci_driver final : public driver {
           else
             rc = sqlite_api::sqlite3_bind_null(s, pos);
           if (rc != SQLITE_OK)
-            throw soci::sqlite3_soci_error(std::string("bind: ") + sqlite_api::sqlite3_errmsg(cache_->db()), rc);
+            throw soci::sqlite3_soci_error(std::string("bind: ") + sqlite_api::sqlite3_errmsg(cache.db()), rc);
         }
         result out;
         int rc = sqlite_api::sqlite3_step(s);
-        if (rc == SQLITE_ROW || rc == SQLITE_DONE) out.affected = sqlite_api::sqlite3_changes(cache_->db());
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE) out.affected = sqlite_api::sqlite3_changes(cache.db());
         const int cols = sqlite_api::sqlite3_column_count(s);
         while (rc == SQLITE_ROW) {
           std::vector<cell> cells;
@@ -308,13 +315,13 @@ class soci_driver final : public driver {
           out.rows.push_back(std::move(cells));
           rc = sqlite_api::sqlite3_step(s);
         }
-        if (rc != SQLITE_DONE) throw soci::sqlite3_soci_error(sqlite_api::sqlite3_errmsg(cache_->db()), rc);
+        if (rc != SQLITE_DONE) throw soci::sqlite3_soci_error(sqlite_api::sqlite3_errmsg(cache.db()), rc);
         // Ends the statement's read/write of the database and drops the pointers into `params`.
         sqlite_api::sqlite3_reset(s);
         sqlite_api::sqlite3_clear_bindings(s);
         return out;
       } catch (...) {
-        cache_->drop(st.text);  // a statement that failed is finalized, never reused
+        cache.drop(st.text);  // a statement that failed is finalized, never reused
         throw;
       }
     } catch (...) {
