@@ -100,6 +100,12 @@ class report {
 // ratio = value / floor; 1 + value when the floor is 0.
 [[nodiscard]] double ratio_of(double value, double floor);
 
+// A result from per-round pairs (the hot lock's and the reaper's rounds): value and floor are
+// the medians of `values` and `floors`, ratio their ratio, the spreads over the rounds.
+[[nodiscard]] result per_round_result(std::string metric, std::string backend, std::string unit,
+                                      std::string floor_is, const std::vector<double>& values,
+                                      const std::vector<double>& floors);
+
 // Targets per metric (on PostgreSQL unless the issue names every dialect).
 [[nodiscard]] std::optional<target> target_for(const std::string& metric, dblock::dialect d);
 

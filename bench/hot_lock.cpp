@@ -169,24 +169,13 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       }
     }
     auto emit = [&](const std::string& metric, const std::string& unit, auto field) {
-      std::vector<double> v, f, q;
+      std::vector<double> v, f;
       for (std::size_t i = 0; i < smart.size(); ++i) {
         v.push_back(field(smart[i]));
         f.push_back(field(naive[i]));
-        q.push_back(ratio_of(v.back(), f.back()));
       }
-      result r;
-      r.metric = metric;
-      r.backend = c.name;
-      r.value_spread = summarize(v);
-      r.floor_spread = summarize(f);
-      r.ratio_spread = summarize(q);
-      r.value = r.value_spread->median;
-      r.floor = r.floor_spread->median;
-      r.ratio = ratio_of(r.value, r.floor);
-      r.unit = unit;
-      r.floor_is = "the naive 1 ms polling loop over the same SQL, same round count";
-      rep.add(std::move(r));
+      rep.add(per_round_result(metric, c.name, unit, "the naive 1 ms polling loop over the same SQL, same round count",
+                               v, f));
     };
     emit("hot_lock_throughput", "acq/s", [](const round_result& r) { return r.throughput; });
     emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });

@@ -155,24 +155,12 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
     }
     auto emit = [&](const std::string& metric, const std::string& unit, const std::string& floor_is,
                     const std::vector<round_result>& rs, auto value, auto floor) {
-      std::vector<double> v, f, q;
+      std::vector<double> v, f;
       for (std::size_t i = 0; i < rs.size(); ++i) {
         v.push_back(value(i));
         f.push_back(floor(i));
-        q.push_back(ratio_of(v.back(), f.back()));
       }
-      result r;
-      r.metric = metric;
-      r.backend = c.name;
-      r.value_spread = summarize(v);
-      r.floor_spread = summarize(f);
-      r.ratio_spread = summarize(q);
-      r.value = r.value_spread->median;
-      r.floor = r.floor_spread->median;
-      r.ratio = ratio_of(r.value, r.floor);
-      r.unit = unit;
-      r.floor_is = floor_is;
-      rep.add(std::move(r));
+      rep.add(per_round_result(metric, c.name, unit, floor_is, v, f));
     };
     emit(
         "reap_rows_per_s", "rows/s", "the hand-written batched DELETE loop", smart,

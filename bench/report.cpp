@@ -42,6 +42,24 @@ double ratio_of(double value, double floor) {
   return value / floor;
 }
 
+result per_round_result(std::string metric, std::string backend, std::string unit, std::string floor_is,
+                        const std::vector<double>& values, const std::vector<double>& floors) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < values.size() && i < floors.size(); ++i) ratios.push_back(ratio_of(values[i], floors[i]));
+  result r;
+  r.metric = std::move(metric);
+  r.backend = std::move(backend);
+  r.value_spread = summarize(values);
+  r.floor_spread = summarize(floors);
+  r.ratio_spread = summarize(ratios);
+  r.value = r.value_spread->median;
+  r.floor = r.floor_spread->median;
+  r.ratio = ratio_of(r.value, r.floor);
+  r.unit = std::move(unit);
+  r.floor_is = std::move(floor_is);
+  return r;
+}
+
 std::optional<bool> result::met() const {
   if (!goal) return std::nullopt;
   switch (goal->kind) {
