@@ -58,34 +58,19 @@ acquire_result acquire(backend& b, const std::string& name, const std::string& o
 
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                             const std::string& holder_text) {
+  // One round trip on every dialect. The row is granted, fence, holds, holder,
+  // expires_at, expires_in_ms as the statement left it (MariaDB: its RETURNING, read by the
+  // statement that decided). SQLite's RETURNING yields nothing when another owner holds it
+  // live (its rows are grants, granted = 1); PostgreSQL yields none only after losing a race
+  // with a concurrent insert (busy, holder unknown); MariaDB always yields one.
   acquire_result out;
-  switch (b.kind()) {
-    case dialect::postgresql: {
-      // granted, fence, holds, holder, expires_at, expires_in_ms — one round trip.
-      auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
-      if (r.rows.empty()) return out;  // lost a race with a concurrent insert: busy, holder unknown
-      out.granted = to_i64(r.rows[0][0]) == 1;
-      out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
-      return out;
-    }
-    case dialect::mysql: {
-      // One round trip: the upsert's RETURNING gives the row as it left it (granted or
-      // not), read by the same statement that decided, so no other writer can come between.
-      auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
-      if (r.rows.empty()) throw internal_error("lock_acquire returned no row on MariaDB");
-      out.granted = to_i64(r.rows[0][0]) == 1;
-      out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
-      return out;
-    }
-    case dialect::sqlite: {
-      // One statement; RETURNING yields nothing when another owner holds it live.
-      auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
-      if (r.rows.empty()) return out;
-      out.granted = true;
-      out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
-      return out;
-    }
+  auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
+  if (r.rows.empty()) {
+    if (b.kind() == dialect::mysql) throw internal_error("lock_acquire returned no row on MariaDB");
+    return out;
   }
+  out.granted = to_i64(r.rows[0][0]) == 1;
+  out.state = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
   return out;
 }
 
