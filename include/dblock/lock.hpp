@@ -72,6 +72,21 @@ struct session_options {
   // waits for its flush. Ignored by MySQL/MariaDB and SQLite, and for a session whose
   // connection is inside a transaction (the caller's commit decides durability there).
   bool async_release = true;
+  // PostgreSQL and MariaDB: a blocking acquire() refused once waits in a first-come,
+  // first-served line before it tries again. The place in line is a server lock on a
+  // connection of this session used only for that (PostgreSQL advisory lock, MariaDB
+  // GET_LOCK; the server's lock queue keeps the order and frees the place of a waiter
+  // whose connection ends); only the head of the line polls the lock row. Exclusion and
+  // fencing are the lock row's alone: the line orders who tries, not who may hold. Not
+  // strict: try_acquire() and an acquire()'s first try do not queue (they never wait,
+  // and an uncontended acquire costs nothing extra), so they can take a lock in the
+  // moment between a release and the head's grant. A place is held for at most one TTL:
+  // a waiter still in line after that (a very long hold, or a head that stopped
+  // running) polls like fair = false for the rest of its wait, so a stopped waiter
+  // delays the others by at most one TTL. Costs one extra connection per thread waiting
+  // at a time (kept for reuse). Default on; ignored by SQLite and by sessions on an
+  // attached connection.
+  bool fair = true;
 };
 
 // A row of the lock table, for `dblock locks` and for error messages.

@@ -109,6 +109,26 @@ struct session_core {
   std::thread watchdog;
   std::thread listener;
   bool listener_started = false;
+  // session_options::fair: idle wait-line connections, kept for reuse (a place in line is
+  // a server lock held by a connection that does nothing else meanwhile).
+  std::vector<std::shared_ptr<backend>> line_idle;
+
+  std::shared_ptr<backend> borrow_line() {
+    {
+      std::lock_guard l(mu);
+      if (!line_idle.empty()) {
+        auto conn = std::move(line_idle.back());
+        line_idle.pop_back();
+        return conn;
+      }
+    }
+    return db->reopen();
+  }
+
+  void return_line(std::shared_ptr<backend> conn) {
+    std::lock_guard l(mu);
+    if (line_idle.size() < 4) line_idle.push_back(std::move(conn));  // more were waiting at once: close it
+  }
 
   // Marks h lost once; returns true when this call did it (caller fires the callback).
   static bool mark_lost(held_lock& h, const std::string& reason) {
@@ -244,6 +264,48 @@ struct session_core {
   }
 };
 
+// The head of a lock's wait line (session_options::fair). Leaving gives the place up and
+// keeps the connection for reuse; if that fails the connection is dropped, and its end
+// frees the place on the server.
+class line_place {
+ public:
+  line_place(session_core& c, std::shared_ptr<backend> conn, std::string name)
+      : c_(c), conn_(std::move(conn)), name_(std::move(name)) {}
+  line_place(const line_place&) = delete;
+  line_place& operator=(const line_place&) = delete;
+  ~line_place() {
+    try {
+      lock_store::line_leave(*conn_, name_);
+      c_.return_line(std::move(conn_));
+    } catch (...) {
+    }
+  }
+
+ private:
+  session_core& c_;
+  std::shared_ptr<backend> conn_;
+  std::string name_;
+};
+
+// Waits in the line of `name` until this thread heads it, for at most one TTL and never
+// past `deadline`. Nothing when the session does not queue (fair off, SQLite, attached
+// connection), when the wait ran out (a long hold, or a head that stopped running: the
+// caller polls from then on), or when the line's connection failed.
+std::unique_ptr<line_place> enter_line(session_core& c, const std::string& name, clock_type::time_point deadline) {
+  if (!c.opts.fair || c.db->kind() == dialect::sqlite || !c.db->can_reopen()) return nullptr;
+  const auto until = std::min(deadline, clock_type::now() + c.opts.ttl);
+  const auto wait_ms = std::chrono::duration_cast<milliseconds>(until - clock_type::now()).count();
+  if (wait_ms < 1) return nullptr;
+  try {
+    auto conn = c.borrow_line();
+    if (lock_store::line_enter(*conn, name, wait_ms)) return std::make_unique<line_place>(c, std::move(conn), name);
+    c.return_line(std::move(conn));
+  } catch (const std::exception&) {
+    // No line (cannot connect, connection lost): waiting falls back to polling.
+  }
+  return nullptr;
+}
+
 }  // namespace detail
 
 namespace {
@@ -360,9 +422,12 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   // `interval` estimates the time between grants from the changes we saw; while the lock
   // keeps changing hands at that pace the cap stays near it instead of reaching max_backoff.
   int step = 0;
-  std::optional<std::int64_t> last_fence;  // fence of the grant that refused us last
+  std::int64_t last_fence = 0;  // fence of the grant that refused us last; 0 = none yet (fences start at 1)
   clock_type::time_point last_change = started;
   us interval{0};  // smoothed time between observed grant changes; 0 = none seen yet
+  // session_options::fair: after the first refusal, wait in line; the head polls alone.
+  std::unique_ptr<detail::line_place> place;  // leaves the line when acquire returns or throws
+  bool line_tried = false;
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
     std::optional<lease> l;
@@ -391,14 +456,28 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
     if (attempt == 0) c.ensure_listener();
+    if (!line_tried) {
+      line_tried = true;
+      const auto before = clock_type::now();
+      place = detail::enter_line(c, name, deadline);
+      if (place || clock_type::now() - before > milliseconds(50)) {
+        // At the head (or out of patience): try at once. What was learnt about the pace
+        // of grants before the wait in line is stale now.
+        step = 0;
+        last_fence = 0;
+        interval = us(0);
+        last_change = clock_type::now();
+        continue;
+      }
+    }
     if (h) {
-      if (last_fence && *last_fence != h->fence) {
+      if (last_fence != 0 && last_fence != h->fence) {
         // Another grant since our last try (a fence identifies a grant; re-entry keeps it).
         const auto gap = std::chrono::duration_cast<us>(now - last_change);
         interval = interval.count() == 0 ? gap : (interval * 3 + gap) / 4;
         step = 0;
       }
-      if (!last_fence || *last_fence != h->fence) last_change = now;
+      if (last_fence != h->fence) last_change = now;
       last_fence = h->fence;
     }
     us cap = std::min<us>(max_b, min_b * (std::int64_t{1} << std::min(step, 20)));

@@ -1,6 +1,7 @@
 // lib/core/lock_store.cpp — see lock_store.hpp. Statement files: sql/<dialect>/lock_*.sql.
 #include "core/lock_store.hpp"
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -121,5 +122,19 @@ std::vector<lock_info> list(backend& b) {
   for (auto& row : b.exec("lock_list").rows) out.push_back(info_from(row.at(0).value_or(""), row, 3, 2, 1, 4, 5));
   return out;
 }
+
+bool line_enter(backend& line, const std::string& name, std::int64_t wait_ms) {
+  try {
+    auto r = line.exec("lock_line_enter", {name, std::max<std::int64_t>(1, wait_ms)});
+    // PostgreSQL returns a row only once entered (a timeout is SQLSTATE 55P03); MariaDB's
+    // GET_LOCK says 1, or 0 on timeout.
+    if (line.kind() == dialect::mysql) return !r.rows.empty() && r.rows[0].at(0).value_or("0") == "1";
+    return !r.rows.empty();
+  } catch (const lock_not_available&) {
+    return false;
+  }
+}
+
+void line_leave(backend& line, const std::string& name) { (void)line.exec("lock_line_leave", {name}); }
 
 }  // namespace dblock::detail::lock_store

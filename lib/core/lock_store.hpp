@@ -37,4 +37,11 @@ std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_
 bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t fence);
 std::vector<lock_info> list(backend& b);
 
+// Wait line (session_options::fair; PostgreSQL and MariaDB only). `line` is a connection
+// used for nothing else. line_enter blocks until it heads the line of `name` (true) or
+// `wait_ms` (>= 1) passed (false); line_leave gives the place up (errors propagate: the
+// caller then drops the connection, which leaves the line too).
+bool line_enter(backend& line, const std::string& name, std::int64_t wait_ms);
+void line_leave(backend& line, const std::string& name);
+
 }  // namespace dblock::detail::lock_store

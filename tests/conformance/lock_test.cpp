@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "conformance/fixture.hpp"
@@ -31,6 +34,23 @@ class LockConformance : public conformance {
   }
   std::int64_t row_holds(database& db, const std::string& name) {
     return query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name});
+  }
+  // Connections in the wait line of `name` in db's database: its head plus those queued
+  // behind it (PostgreSQL: advisory locks of class 'dblq', granted or not; MariaDB: the user
+  // lock's holder plus connections of this database waiting for a user lock).
+  std::int64_t in_line(database& db, const std::string& name) {
+    if (kind() == dialect::postgresql)
+      return query_int(
+          db,
+          "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1684171889 AND objsubid = 2"
+          " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+          " AND CAST(objid AS bigint) = (CAST(hashtext($1) AS bigint) & 4294967295)",
+          {name});
+    return query_int(
+        db,
+        "SELECT (IS_USED_LOCK(CONCAT('dbq:', LEFT(SHA2(CONCAT(DATABASE(), '/', $1), 256), 60))) IS NOT NULL)"
+        " + (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND STATE = 'User lock')",
+        {name});
   }
 };
 
@@ -699,6 +719,120 @@ TEST_P(LockConformance, HoldsAcquiredDuringARenewalPassAreNotReportedLost) {
   EXPECT_EQ(lost.load(), 0) << "of " << held.size() << " holds";
   for (auto& l : held) EXPECT_TRUE(l.is_held()) << l.name() << ": " << l.lost_reason();
   for (auto& l : held) l.release();
+}
+
+// ---------------------------------------------------------------- wait line (session_options::fair)
+
+// Polls (a state, not a timing claim) until pred holds; false after `limit`.
+bool eventually(const std::function<bool()>& pred, milliseconds limit = 20'000ms) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+// Six waiters join the line one at a time (each only once the server shows the one before
+// it in line) while a holder keeps the lock; then it is released. The grants must come in
+// arrival order: inversions counted, must be 0. With fair = false (polling) the order is
+// whatever the backoff jitter makes it. Afterwards no place in line is left on the server.
+TEST_P(LockConformance, WaitersAreGrantedInArrivalOrder) {
+  if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
+  const auto u = fresh_database();
+  auto db = dblock::open(u);
+  (void)db.migrate();
+  session holder(db, quick(30'000ms));
+  const auto name = unique_name("line");
+  auto held = holder.try_acquire(name);
+  ASSERT_TRUE(held);
+  const int waiters = 6;
+  std::mutex mu;
+  std::vector<int> order;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < waiters; ++i) {
+    ts.emplace_back([&, i] {
+      try {
+        auto wdb = dblock::open(u);
+        session s(wdb, quick(30'000ms));
+        auto l = s.acquire(name, 60s);
+        {
+          std::lock_guard g(mu);
+          order.push_back(i);
+        }
+        l.release();
+      } catch (const std::exception& e) {
+        ++errors;
+        std::fprintf(stderr, "waiter %d: %s\n", i, e.what());
+      }
+    });
+    if (!eventually([&] { return in_line(db, name) >= i + 1; })) {
+      ADD_FAILURE() << "waiter " << i << " never showed up in the line";
+      break;
+    }
+  }
+  held->release();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(order.size(), static_cast<std::size_t>(waiters));
+  int inversions = 0;
+  for (std::size_t a = 0; a < order.size(); ++a)
+    for (std::size_t b = a + 1; b < order.size(); ++b) inversions += order[a] > order[b];
+  EXPECT_EQ(inversions, 0) << "grant order differs from arrival order";
+  EXPECT_TRUE(eventually([&] { return in_line(db, name) == 0; })) << "a place in line was never given up";
+}
+
+// A waiter process at the head of the line is SIGKILLed (its connection ends with it);
+// the waiter queued behind it must still get the lock once it is released, long before
+// one TTL (the most a line wait lasts), and within its own 20 s wait: timeouts counted, 0.
+// Then the same with a head that is only stopped (SIGSTOP): the waiter behind it leaves
+// the line after one TTL and takes the free lock by polling.
+TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindIt) {
+  if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
+  const auto u = fresh_database();
+  auto db = dblock::open(u);
+  (void)db.migrate();
+  for (const int sig : {SIGKILL, SIGSTOP}) {
+    const auto ttl = sig == SIGKILL ? 60'000ms : 2'000ms;
+    session holder(db, quick(ttl));
+    const auto name = unique_name(sig == SIGKILL ? "killed_head" : "stopped_head");
+    auto held = holder.try_acquire(name);
+    ASSERT_TRUE(held);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      try {
+        auto cdb = dblock::open(u);
+        session c(cdb, quick(ttl));
+        auto l = c.acquire(name, 120s);  // heads the line, then is killed or stopped there
+        ::_exit(0);
+      } catch (...) {
+        ::_exit(2);
+      }
+    }
+    ASSERT_TRUE(eventually([&] { return in_line(db, name) == 1; })) << "the child never headed the line";
+    std::atomic<int> timeouts{0};
+    std::thread behind([&] {
+      try {
+        auto wdb = dblock::open(u);
+        session s(wdb, quick(ttl));
+        auto l = s.acquire(name, 20s);
+        l.release();
+      } catch (const std::exception& e) {
+        ++timeouts;
+        std::fprintf(stderr, "waiter behind the head: %s\n", e.what());
+      }
+    });
+    EXPECT_TRUE(eventually([&] { return in_line(db, name) == 2; })) << "the second waiter never queued";
+    ASSERT_EQ(::kill(child, sig), 0);
+    held->release();
+    behind.join();
+    EXPECT_EQ(timeouts.load(), 0) << (sig == SIGKILL ? "a killed head kept its place" : "a stopped head kept the others waiting past its TTL");
+    if (sig == SIGSTOP) ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+  }
 }
 
 DBLOCK_CONFORMANCE_SUITE(LockConformance);
