@@ -109,6 +109,25 @@ struct session_core {
   std::thread watchdog;
   std::thread listener;
   bool listener_started = false;
+  // Names this session last saw held live by another owner (a refused try). Until that
+  // holder's expiry, and while no release of the name is seen (release_board generation),
+  // a try sends the read-only lock_probe.sql first: a refusal then costs a plain
+  // primary-key read (PostgreSQL: no PL/pgSQL call; MariaDB: no X-lock on the holder's
+  // row; SQLite: no write lock), and only a probe that finds the name free is followed by
+  // lock_acquire.sql. Guarded by mu.
+  struct busy_hint {
+    clock_type::time_point until;
+    std::uint64_t generation = 0;
+  };
+  std::unordered_map<std::string, busy_hint> busy;
+
+  void note_busy(const std::string& name, const lock_info& h, std::uint64_t generation, clock_type::time_point sent) {
+    if (h.expires_in.count() <= 0) return;
+    std::lock_guard l(mu);
+    if (busy.size() >= 1024) busy.clear();  // many names tried once: keep it small
+    busy[name] = {sent + h.expires_in, generation};
+  }
+
   // session_options::fair: idle wait-line connections, kept for reuse (a place in line is
   // a server lock held by a connection that does nothing else meanwhile).
   std::vector<std::shared_ptr<backend>> line_idle;
@@ -374,10 +393,22 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
       return std::nullopt;  // another thread of this session owns it
     }
   }
+  const auto generation = detail::release_board::get().generation(name);  // before sending
+  bool probe_first = false;
+  {
+    std::lock_guard l(c.mu);
+    if (auto it = c.busy.find(name); it != c.busy.end()) {
+      probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
+      if (!probe_first) c.busy.erase(it);
+    }
+  }
   const auto t0 = clock_type::now();  // before sending: the local deadline errs early
-  auto r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder);
+  detail::lock_store::acquire_result r;
+  if (probe_first) r.state = detail::lock_store::probe(*c.db, name, c.owner);
+  if (!r.state) r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder);
   if (!r.granted) {
     detail::count(counter::lock_not_acquired);
+    if (r.state) c.note_busy(name, *r.state, generation, t0);
     if (refused) *refused = std::move(r.state);
     return std::nullopt;
   }
@@ -385,6 +416,7 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
   std::shared_ptr<detail::held_lock> h;
   {
     std::lock_guard l(c.mu);
+    c.busy.erase(name);
     auto& slot = c.held[name];
     if (!slot || slot->lost || slot->fence != r.state->fence) {
       slot = std::make_shared<detail::held_lock>();
@@ -444,11 +476,13 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     const auto now = clock_type::now();
     if (!h && (now >= deadline || attempt == 0)) {
       h = detail::lock_store::holder(*c.db, name);
+      if (h && c.db->kind() == dialect::sqlite) c.note_busy(name, *h, seen, now);
     } else if (!h && c.db->kind() == dialect::sqlite) {
       // SQLite's refused try returns no row; the backoff wants the holder's fence, and
       // the lookup is a local read. Busy now and then: the backoff just goes without it.
       try {
         h = detail::lock_store::holder(*c.db, name);
+        if (h) c.note_busy(name, *h, seen, now);  // the next tries read instead of writing
       } catch (const lock_not_available&) {
       }
     }

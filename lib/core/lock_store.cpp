@@ -86,6 +86,12 @@ std::optional<lock_info> holder(backend& b, const std::string& name) {
   return info_from(name, r.rows[0], 1, 99, 0, 2, 3);
 }
 
+std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) {
+  auto r = b.exec("lock_probe", {name, owner});  // granted (0), fence, holds, holder, expires_at, expires_in_ms
+  if (r.rows.empty()) return std::nullopt;
+  return info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+}
+
 bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold, bool no_flush) {
   const std::vector<value> params{name, owner};
   auto r = retry_conflicts(b, [&] {

@@ -25,6 +25,9 @@ acquire_result acquire(backend& b, const std::string& name, const std::string& o
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                             const std::string& holder);
 std::optional<lock_info> holder(backend& b, const std::string& name);
+// Read-only retry of a refused acquire (lock_probe.sql): the row when another owner holds
+// `name` live, else nothing (free, expired or ours: run acquire). One round trip.
+std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner);
 // Deletes the row (final) or decrements holds. False when it was no longer ours.
 // no_flush: PostgreSQL's final release outside a transaction commits without waiting
 // for its WAL flush (lock_release_async.sql); ignored elsewhere.

@@ -283,6 +283,45 @@ TEST_P(LockConformance, RoundTripsPerOperation) {
   EXPECT_EQ(round_trips_of(db, [&] { l->release(); }), 1u) << "delete";
 }
 
+// After a refusal, a session's next tries of that name are the read-only lock_probe.sql
+// (one round trip, nothing written or locked) until the holder's expiry or a release seen
+// in this process. A name freed behind the session's back (another process's release,
+// here a raw DELETE) is still taken: the read finds it free and the acquire follows (2
+// round trips, which shows the read was sent). A release seen in this process skips the
+// read: the next try is the acquire alone.
+TEST_P(LockConformance, RepeatedRefusalsAreReadsAndAFreedNameIsStillTaken) {
+  auto db = open();
+  auto other_db = open();
+  auto third_db = open();
+  session s(db, quick(30'000ms)), other(other_db, quick(30'000ms)), third(third_db, quick(30'000ms));
+  const auto name = unique_name("probe");
+  auto l = s.try_acquire(name);
+  ASSERT_TRUE(l);
+  // A refused acquire learns the holder (SQLite's refused upsert returns no row: acquire()
+  // reads the holder once, try_acquire() does not, so use acquire() everywhere).
+  EXPECT_THROW(other.acquire(name, 1ms), timeout_error);
+  EXPECT_FALSE(other.try_acquire(name));  // lock_probe.sql (MariaDB prepares it on first use)
+  EXPECT_EQ(round_trips_of(other_db, [&] { EXPECT_FALSE(other.try_acquire(name)); }), 1u)
+      << "a repeated refusal is one statement";
+  EXPECT_EQ(row_holds(db, name), 1);
+  const auto first = l->fence();
+  raw_exec(db, "DELETE FROM dblock_locks WHERE name = '" + name + "'");
+  std::optional<lease> got;
+  EXPECT_EQ(round_trips_of(other_db, [&] { got = other.try_acquire(name); }), 2u)
+      << "the read finds the name free, then the acquire takes it";
+  ASSERT_TRUE(got);
+  EXPECT_GT(got->fence(), first);
+
+  EXPECT_THROW(third.acquire(name, 1ms), timeout_error);
+  EXPECT_FALSE(third.try_acquire(name));
+  got->release();  // seen by this process's release board
+  std::optional<lease> mine;
+  EXPECT_EQ(round_trips_of(third_db, [&] { mine = third.try_acquire(name); }), 1u)
+      << "after a release seen in this process the try is the acquire alone";
+  ASSERT_TRUE(mine);
+  EXPECT_GT(mine->fence(), got->fence());
+}
+
 TEST_P(LockConformance, WaitTimesOutNamingTheHolder) {
   auto db1 = open();
   auto db2 = open();
