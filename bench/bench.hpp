@@ -37,6 +37,7 @@ struct options {
   int reap_batch = 1000;             // reaper_options::batch_size (and the twin's LIMIT)
   int expired_rows_sqlite = 20'000;  // SQLite deletes far slower under a live writer
   double reap_duty = -1;             // reaper_options::duty_cycle (< 0: the library default)
+  int reap_async = -1;               // reaper_options::async_commit (0/1; < 0: the library default)
   int renew_locks = 1000;
   bool require_all = false;  // DBLOCK_TEST_REQUIRE_ALL=1: a missing server URL fails
 };

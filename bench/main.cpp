@@ -269,6 +269,8 @@ int run(int argc, char** argv) {
   app.add_option("--reap-rounds", o.reap_rounds, "reaper: rounds per reaper");
   app.add_option("--reap-batch", o.reap_batch, "reaper: rows per DELETE (dblock's batch_size, the twin's LIMIT)");
   app.add_option("--expired-rows-sqlite", o.expired_rows_sqlite, "reaper: expired rows per round on SQLite");
+  app.add_option("--reap-async-commit", o.reap_async,
+                 "reaper: dblock's reaper_options::async_commit, 0 or 1 (default: the library's default)");
   app.add_option("--reap-duty", o.reap_duty,
                  "reaper: dblock's reaper_options::duty_cycle, (0, 1] (default: the library's default)");
   try {
@@ -363,6 +365,7 @@ int run(int argc, char** argv) {
                         {"reap_rounds", o.reap_rounds},
                         {"reap_batch", o.reap_batch},
                         {"reap_duty", o.reap_duty},
+                        {"reap_async_commit", o.reap_async},
                         {"renew_locks", o.renew_locks}}}};
   nlohmann::json servers = nlohmann::json::object();
   for (const auto& c : combos) servers[c.name] = server_version(c);

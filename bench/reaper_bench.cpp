@@ -3,7 +3,8 @@
 //   base    a live client acquires and releases fresh names back to back (acquire timed)
 //   reap    the same client keeps going while the expired rows are deleted — by
 //           dblock::reaper::run_once() (batches of 1000 paced by the library's default
-//           duty_cycle unless --reap-duty says otherwise; its own connection), or, in the
+//           duty_cycle and async_commit unless --reap-duty / --reap-async-commit say
+//           otherwise; its own connection), or, in the
 //           alternate round, by the hand-written twin: a loop of
 //           DELETE ... ORDER BY expires_at LIMIT 1000 (bench/twins.cpp)
 //   base    again, so the baseline brackets the reaping in time.
@@ -95,10 +96,12 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
   const auto base = std::chrono::milliseconds(tiny ? 200 : 2000);
   dblock::reaper_options pacing;  // what the dblock rounds use (the twin is never paced)
   if (o.reap_duty >= 0) pacing.duty_cycle = o.reap_duty;
+  if (o.reap_async >= 0) pacing.async_commit = o.reap_async != 0;
   note("reaper: " + std::to_string(expired_default) + " expired rows per round (SQLite " +
        std::to_string(tiny ? 2000 : o.expired_rows_sqlite) + ") among " + std::to_string(tiny ? 1000 : o.live_rows) +
        " live ones, batches of " + std::to_string(o.reap_batch) + ", " + std::to_string(rounds) +
-       " rounds per reaper; dblock's pacing: duty_cycle " + std::to_string(pacing.duty_cycle));
+       " rounds per reaper; dblock's pacing: duty_cycle " + std::to_string(pacing.duty_cycle) +
+       ", async_commit " + (pacing.async_commit ? "on" : "off"));
   for (const auto& c : combos) {
     auto setup = connect_raw(c.big_url);
     const int expired = c.kind == dblock::dialect::sqlite && !tiny ? o.expired_rows_sqlite : expired_default;
@@ -116,6 +119,7 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
         ro.reap_idempotency = false;
         ro.batch_size = o.reap_batch;
         ro.duty_cycle = pacing.duty_cycle;
+        ro.async_commit = pacing.async_commit;
         std::optional<dblock::reaper> reaper;
         std::unique_ptr<raw_client> twin;
         if (dblock_mode)

@@ -6,7 +6,8 @@
 // latest version, and a holder can only renew a row that has not expired; an
 // idempotency record only past its retention and never while an attempt's lease is live.
 // Each batch is one short autocommit statement (no long-held locks), paced so that live
-// traffic keeps its latency (duty_cycle below). Database outages
+// traffic keeps its latency (duty_cycle below); on PostgreSQL its commit does not wait for
+// its WAL flush (async_commit below). Database outages
 // are reported through on_error and retried with backoff; stop() returns promptly.
 // The exact SQL is in sql/<dialect>/reap_*.sql.
 #pragma once
@@ -49,6 +50,14 @@ struct reaper_options {
   // fast as the database goes: the knob for a large backlog). Range (0, 1]. Default 0.75
   // (a third of each batch's time).
   double duty_cycle = 0.75;
+  // PostgreSQL: each batch's commit does not wait for its WAL flush (synchronous_commit =
+  // off, set inside the statement for its own implicit transaction only; the connection's
+  // setting is unchanged afterwards). A crash can lose only the deletions of rows that had
+  // already expired - they are reaped again - and any later durable commit flushes them
+  // with it, WAL being sequential. It also skips waiting for a synchronous standby.
+  // Ignored by MySQL/MariaDB and SQLite, and on an attached connection whose caller has a
+  // transaction open (the caller's commit decides durability there). Default true.
+  bool async_commit = true;
   bool reap_locks = true;
   bool reap_idempotency = true;
   // Only one active reaper across the fleet: each pass first takes the session lock

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
+#include <string>
 #include <thread>
 
 #include "core/backend.hpp"
@@ -30,7 +32,15 @@ struct reaper::state {
 
   explicit state(database d) : db(std::move(d)) {}
 
-  std::uint64_t batch(const char* name, std::initializer_list<detail::value> params) {
+  // `name` is reap_locks or reap_idempotency. With opts.async_commit on PostgreSQL a batch
+  // that is its own transaction runs <name>_async.sql: its commit does not wait for its WAL
+  // flush (synchronous_commit = off for that implicit transaction only). On an attached
+  // connection inside the caller's transaction the plain statement runs: the setting would
+  // last until that transaction's commit and weaken it.
+  std::uint64_t batch(const std::string& name, std::initializer_list<detail::value> params) {
+    const bool async = opts.async_commit && conn->kind() == dialect::postgresql;
+    const std::string async_name = name + "_async";
+    const std::span<const detail::value> args(params.begin(), params.size());
     // InnoDB can pick a batch's DELETE as the victim of a deadlock with a live acquire or
     // release near the expiry boundary (seen by bench/: MySQL error 1213 mid-pass). The
     // autocommit statement was rolled back whole: running it again is safe. A few quick
@@ -38,7 +48,7 @@ struct reaper::state {
     detail::result r;
     for (int attempt = 1;; ++attempt) {
       try {
-        r = conn->exec(name, params);
+        r = async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
         break;
       } catch (const transaction_conflict&) {
         if (attempt >= 5) throw;

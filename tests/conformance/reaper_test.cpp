@@ -7,16 +7,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pqxx/pqxx>
+
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "conformance/fixture.hpp"
 #include "dblock/idempotency.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/metrics.hpp"
+#include "dblock/pqxx.hpp"
 #include "dblock/reaper.hpp"
 #include "dblock/session_lock.hpp"
+#include "dblock/transaction.hpp"
 #include "support/process.hpp"
 
 namespace dblock::test {
@@ -144,6 +149,54 @@ TEST_P(ReaperConformance, PacedPassesKeepThePassSemantics) {
   EXPECT_EQ(r.run_once().locks, 450u) << "a paced pass runs until a batch comes back short";
   EXPECT_EQ(count_prefix(db, prefix), 0);
   EXPECT_EQ(r.run_once().locks, 0u);
+}
+
+// async_commit (the default): on PostgreSQL each batch sets synchronous_commit = off for
+// its own implicit transaction only. Observed on an attached libpqxx connection, which the
+// reaper then uses itself: the setting is unchanged after a pass, and a pass run inside the
+// caller's transaction leaves that transaction's setting alone (there the plain statement
+// runs). Everywhere: async_commit deletes exactly what a pass without it deletes.
+TEST_P(ReaperConformance, AsyncCommitIsLocalToEachBatchsOwnTransaction) {
+  const auto url = fresh_database();
+  const bool observe = kind() == dialect::postgresql && client() == client_library::pqxx;
+  std::optional<pqxx::connection> attached;
+  if (observe) attached.emplace(url);
+  auto db = observe ? attach(*attached) : dblock::open(url);
+  db.migrate();
+  const char* setting_sql = "SELECT current_setting('synchronous_commit')";
+  const auto before = observe ? raw_query(db, setting_sql).rows : std::vector<std::vector<detail::cell>>{};
+  if (observe) {
+    ASSERT_EQ(before.size(), 1u);
+    ASSERT_EQ(before[0][0], std::optional<std::string>("on"));
+  }
+  for (bool async : {true, false}) {
+    reaper_options ro;
+    ro.grace = 0ms;
+    ro.batch_size = 100;
+    ro.async_commit = async;
+    reaper r(db, ro);
+    const std::string prefix = async ? "async_out" : "sync_out";
+    insert_expired_locks(db, prefix, 250);
+    EXPECT_EQ(r.run_once().locks, 250u) << "async_commit " << async;
+    EXPECT_EQ(count_prefix(db, prefix), 0);
+    if (observe) {
+      EXPECT_EQ(raw_query(db, setting_sql).rows, before) << "the setting leaked past the pass";
+      EXPECT_EQ(pqxx::nontransaction(*attached).exec1("SHOW synchronous_commit")[0].as<std::string>(), "on");
+    }
+  }
+  if (!observe) return;  // elsewhere the reaper has a connection of its own
+  reaper_options ro;
+  ro.grace = 0ms;
+  ro.batch_size = 100;
+  reaper r(db, ro);
+  insert_expired_locks(db, "async_in", 250);
+  std::vector<std::vector<detail::cell>> inside;
+  transact(db, [&](transaction_ref) {
+    EXPECT_EQ(r.run_once().locks, 250u);  // on the caller's connection, inside its transaction
+    inside = raw_query(db, setting_sql).rows;
+  });
+  EXPECT_EQ(inside, before) << "a pass inside a transaction changed its synchronous_commit";
+  EXPECT_EQ(count_prefix(db, "async_in"), 0);
 }
 
 TEST_P(ReaperConformance, RejectsADutyCycleOutsideZeroToOne) {
