@@ -61,6 +61,8 @@ class driver {
   [[nodiscard]] virtual bool can_listen() const noexcept { return false; }
   virtual void listen(const std::string& /*channel*/) {}
   virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/) { return {}; }
+  // Ends every listen() of this connection (UNLISTEN; one round trip if any).
+  virtual void unlisten_all() {}
 
   // SQLite only: how long a statement waits for the database's write lock before
   // failing with SQLITE_BUSY (lock_not_available). Others ignore it.

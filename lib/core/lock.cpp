@@ -149,6 +149,49 @@ struct session_core {
     if (line_idle.size() < 4) line_idle.push_back(std::move(conn));  // more were waiting at once: close it
   }
 
+  // Gives a place in line up: the server lock, then the LISTEN of its time as head (an idle
+  // connection must not be woken by every release). The connection is reused if that
+  // worked, else dropped - its end frees the place on the server.
+  void leave_line(std::shared_ptr<backend> conn, const std::string& name) {
+    try {
+      lock_store::line_leave(*conn, name);
+      conn->raw().unlisten_all();
+      return_line(std::move(conn));
+    } catch (...) {
+    }
+  }
+
+  // A granted head leaves on the line thread: acquire returns without waiting for the
+  // round trips, and the next in line becomes head while the lock is held anyway.
+  std::vector<std::pair<std::shared_ptr<backend>, std::string>> leaving;  // guarded by mu
+  std::condition_variable line_cv;
+  std::thread line_thread;
+
+  void leave_line_later(std::shared_ptr<backend> conn, std::string name) {
+    {
+      std::lock_guard l(mu);
+      if (!stopping) {
+        leaving.emplace_back(std::move(conn), std::move(name));
+        if (!line_thread.joinable()) line_thread = std::thread([this] { line_loop(); });
+      }
+    }
+    if (conn) leave_line(std::move(conn), name);  // stopping: leave here
+    line_cv.notify_one();
+  }
+
+  void line_loop() {
+    std::unique_lock l(mu);
+    for (;;) {
+      line_cv.wait(l, [&] { return stopping || !leaving.empty(); });
+      if (leaving.empty()) return;  // stopping, and every place given up
+      auto batch = std::move(leaving);
+      leaving.clear();
+      l.unlock();
+      for (auto& [conn, name] : batch) leave_line(std::move(conn), name);
+      l.lock();
+    }
+  }
+
   // Marks h lost once; returns true when this call did it (caller fires the callback).
   static bool mark_lost(held_lock& h, const std::string& reason) {
     if (h.lost) return false;
@@ -278,14 +321,17 @@ struct session_core {
       stopping = true;
     }
     wake.notify_all();
+    line_cv.notify_all();
     if (watchdog.joinable()) watchdog.join();
     if (listener.joinable()) listener.join();
+    if (line_thread.joinable()) line_thread.join();
   }
 };
 
-// The head of a lock's wait line (session_options::fair). Leaving gives the place up and
-// keeps the connection for reuse; if that fails the connection is dropped, and its end
-// frees the place on the server.
+// The head of a lock's wait line (session_options::fair). On PostgreSQL the head waits
+// for releases on its own line connection (LISTEN while head): no session listener is
+// needed, so a release wakes the one client that will try instead of one per session.
+// Leaving gives the place up (see session_core::leave_line).
 class line_place {
  public:
   line_place(session_core& c, std::shared_ptr<backend> conn, std::string name)
@@ -293,17 +339,42 @@ class line_place {
   line_place(const line_place&) = delete;
   line_place& operator=(const line_place&) = delete;
   ~line_place() {
-    try {
-      lock_store::line_leave(*conn_, name_);
-      c_.return_line(std::move(conn_));
-    } catch (...) {
+    if (conn_) c_.leave_line(std::move(conn_), name_);  // acquire threw: leave here
+  }
+
+  // Starts listening for releases (PostgreSQL); false where that is not possible.
+  bool listen() {
+    if (!listening_ && conn_->raw().can_listen()) {
+      try {
+        conn_->raw().listen("dblock_release");
+        listening_ = true;
+      } catch (const std::exception&) {
+      }
+    }
+    return listening_;
+  }
+  [[nodiscard]] bool listening() const noexcept { return listening_; }
+
+  // Sleeps until a release of the name is announced (true) or `until` (false). Throws if
+  // the connection failed (the caller then waits without it).
+  bool await_release(clock_type::time_point until) {
+    for (;;) {
+      const auto now = clock_type::now();
+      if (now >= until) return false;
+      const auto left = std::chrono::ceil<milliseconds>(until - now);
+      for (const auto& n : conn_->raw().await_notifications(left))
+        if (n == name_) return true;
     }
   }
+
+  // Granted: give the place up on the line thread.
+  void leave_later() { c_.leave_line_later(std::move(conn_), name_); }
 
  private:
   session_core& c_;
   std::shared_ptr<backend> conn_;
   std::string name_;
+  bool listening_ = false;
 };
 
 // Waits in the line of `name` until this thread heads it, for at most one TTL and never
@@ -471,6 +542,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     }
     if (l) {
       if (attempt > 0) record_wait();
+      if (place) place->leave_later();
       return std::move(*l);
     }
     const auto now = clock_type::now();
@@ -489,11 +561,11 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     if (now >= deadline && attempt > 0) record_wait();
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
-    if (attempt == 0) c.ensure_listener();
     if (!line_tried) {
       line_tried = true;
       const auto before = clock_type::now();
       place = detail::enter_line(c, name, deadline);
+      if (place) place->listen();  // before the next try: no release after it is missed
       if (place || clock_type::now() - before > milliseconds(50)) {
         // At the head (or out of patience): try at once. What was learnt about the pace
         // of grants before the wait in line is stale now.
@@ -524,7 +596,19 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     auto sleep = us(std::uniform_int_distribution<long long>(std::max<long long>(1, cap.count() / 2),
                                                              std::max<long long>(1, cap.count()))(rng));
     if (h && h->expires_in.count() >= 0) sleep = std::min<us>(sleep, h->expires_in + milliseconds(1));
-    board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
+    const auto until = std::min(deadline, clock_type::now() + sleep);
+    if (place && place->listening()) {
+      try {
+        // A release seen here is one seen by this process: other waiters of the name wake,
+        // and the next try is the acquire itself, not lock_probe.sql.
+        if (place->await_release(until)) board.bump(name);
+        continue;
+      } catch (const std::exception&) {
+        place.reset();  // the line connection failed (and is dropped): wait without it
+      }
+    }
+    c.ensure_listener();
+    board.wait(name, seen, until);
   }
 }
 

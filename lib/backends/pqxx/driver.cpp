@@ -126,6 +126,16 @@ class pqxx_driver final : public driver {
     }
   }
 
+  // libpqxx sends UNLISTEN when the last receiver of a channel goes.
+  void unlisten_all() override {
+    try {
+      receivers_.clear();
+    } catch (...) {
+      rethrow_classified("UNLISTEN");
+    }
+    inbox_.clear();
+  }
+
   std::vector<std::string> await_notifications(std::chrono::milliseconds timeout) override {
     try {
       const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
