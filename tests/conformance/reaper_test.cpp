@@ -391,7 +391,7 @@ TEST_P(ReaperConformance, ReapsExpiredIdempotencyRecordsButNotLiveOnes) {
   idempotency_store quick(db, shortlived), lasting(db);
   const auto fp = fingerprint("r");
   for (int i = 0; i < 30; ++i) {
-    auto r = quick.begin("old", "k" + std::to_string(i), fp);
+    auto r = quick.begin("old", std::string("k").append(std::to_string(i)), fp);
     ASSERT_TRUE(r.started());
     ASSERT_EQ(quick.complete(r.attempt, {200, "done"}), finish_status::recorded);
   }
