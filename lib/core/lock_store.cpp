@@ -2,6 +2,8 @@
 #include "core/lock_store.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <random>
 #include <thread>
 
@@ -32,6 +34,18 @@ lock_info info_from(const std::string& name, const std::vector<cell>& r, std::si
   i.expires_at = r.at(exp_col).value_or("");
   i.expires_in = std::chrono::milliseconds(to_i64(r.at(in_col)));
   return i;
+}
+
+// UTC epoch milliseconds as the statements' text form, 2026-11-26T04:43:55.325Z (the
+// read-only probe returns a number: formatting it here is cheaper than on the server).
+std::string utc_text(std::int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[96];  // roomy: g++ cannot bound the tm fields
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms - static_cast<std::int64_t>(secs) * 1000));
+  return buf;
 }
 
 // A single autocommit statement chosen as a deadlock victim (InnoDB can pick an
@@ -87,9 +101,12 @@ std::optional<lock_info> holder(backend& b, const std::string& name) {
 }
 
 std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) {
-  auto r = b.exec("lock_probe", {name, owner});  // granted (0), fence, holds, holder, expires_at, expires_in_ms
+  // granted (0), fence, holds, holder, expires_at_ms (UTC epoch), expires_in_ms
+  auto r = b.exec("lock_probe", {name, owner});
   if (r.rows.empty()) return std::nullopt;
-  return info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+  auto i = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+  i.expires_at = utc_text(to_i64(r.rows[0].at(4)));
+  return i;
 }
 
 bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold, bool no_flush) {

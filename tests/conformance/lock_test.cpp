@@ -304,6 +304,21 @@ TEST_P(LockConformance, RepeatedRefusalsAreReadsAndAFreedNameIsStillTaken) {
   EXPECT_EQ(round_trips_of(other_db, [&] { EXPECT_FALSE(other.try_acquire(name)); }), 1u)
       << "a repeated refusal is one statement";
   EXPECT_EQ(row_holds(db, name), 1);
+  {
+    // The read returns the expiry as epoch milliseconds, formatted by the client: it must
+    // name the same instant as the server-formatted holder lookup (to the millisecond;
+    // MariaDB's own text has microseconds).
+    const auto h = s.holder_of(name);
+    ASSERT_TRUE(h);
+    ASSERT_GE(h->expires_at.size(), 23u);
+    try {
+      (void)other.acquire(name, 1ms);  // refused by the read
+      ADD_FAILURE() << "acquired a held lock";
+    } catch (const timeout_error& e) {
+      EXPECT_NE(std::string(e.what()).find("until " + h->expires_at.substr(0, 23)), std::string::npos)
+          << e.what() << " / " << h->expires_at;
+    }
+  }
   const auto first = l->fence();
   raw_exec(db, "DELETE FROM dblock_locks WHERE name = '" + name + "'");
   std::optional<lease> got;
