@@ -452,7 +452,7 @@ std::optional<lease> session::try_acquire(std::string_view name_view) {
   return try_once(std::string(name_view), nullptr);
 }
 
-std::optional<lease> session::try_once(const std::string& name, std::optional<lock_info>* refused) {
+std::optional<lease> session::try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line) {
   auto& c = *core_;
   {
     std::lock_guard l(c.mu);
@@ -476,7 +476,7 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
   const auto t0 = clock_type::now();  // before sending: the local deadline errs early
   detail::lock_store::acquire_result r;
   if (probe_first) r.state = detail::lock_store::probe(*c.db, name, c.owner);
-  if (!r.state) r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder);
+  if (!r.state) r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line);
   if (!r.granted) {
     detail::count(counter::lock_not_acquired);
     if (r.state) c.note_busy(name, *r.state, generation, t0);
@@ -531,12 +531,15 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   // session_options::fair: after the first refusal, wait in line; the head polls alone.
   std::unique_ptr<detail::line_place> place;  // leaves the line when acquire returns or throws
   bool line_tried = false;
+  const bool line_possible = c.opts.fair && c.db->kind() != dialect::sqlite && c.db->can_reopen();
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
     std::optional<lease> l;
     std::optional<lock_info> h;
     try {
-      l = try_once(name, &h);
+      // The first try queues behind a waiter heading the line instead of barging ahead of
+      // it (PostgreSQL); later tries are the head's own, or a waiter's out of patience.
+      l = try_once(name, &h, attempt == 0 && line_possible);
     } catch (const transaction_conflict&) {
       // Still a deadlock victim after lock_store's quick retries: contention; keep waiting.
     }

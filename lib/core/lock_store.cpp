@@ -67,19 +67,20 @@ auto retry_conflicts(backend& b, F&& f) -> decltype(f()) {
 }  // namespace
 
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                       const std::string& holder_text) {
-  return retry_conflicts(b, [&] { return acquire_once(b, name, owner, ttl_ms, holder_text); });
+                       const std::string& holder_text, bool behind_line) {
+  return retry_conflicts(b, [&] { return acquire_once(b, name, owner, ttl_ms, holder_text, behind_line); });
 }
 
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                            const std::string& holder_text) {
+                            const std::string& holder_text, bool behind_line) {
   // One round trip on every dialect. The row is granted, fence, holds, holder,
   // expires_at, expires_in_ms as the statement left it (MariaDB: its RETURNING, read by the
   // statement that decided). SQLite's RETURNING yields nothing when another owner holds it
   // live (its rows are grants, granted = 1); PostgreSQL yields none only after losing a race
   // with a concurrent insert (busy, holder unknown); MariaDB always yields one.
   acquire_result out;
-  auto r = b.exec("lock_acquire", {name, owner, ttl_ms, holder_text});
+  const bool queued = behind_line && b.kind() == dialect::postgresql;
+  auto r = b.exec(queued ? "lock_acquire_queued" : "lock_acquire", {name, owner, ttl_ms, holder_text});
   if (r.rows.empty()) {
     if (b.kind() == dialect::mysql) throw internal_error("lock_acquire returned no row on MariaDB");
     return out;

@@ -20,10 +20,12 @@ struct acquire_result {
 };
 
 // Retries a statement chosen as a deadlock victim (it was rolled back whole) a few times.
+// behind_line (PostgreSQL; the first try of a waiting acquire with session_options::fair):
+// lock_acquire_queued.sql, which does not grant a free name while a waiter heads its line.
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                       const std::string& holder);
+                       const std::string& holder, bool behind_line = false);
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                            const std::string& holder);
+                            const std::string& holder, bool behind_line = false);
 std::optional<lock_info> holder(backend& b, const std::string& name);
 // Read-only retry of a refused acquire (lock_probe.sql): the row when another owner holds
 // `name` live, else nothing (free, expired or ours: run acquire). One round trip.

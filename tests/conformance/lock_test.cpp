@@ -295,6 +295,11 @@ TEST_P(LockConformance, RepeatedRefusalsAreReadsAndAFreedNameIsStillTaken) {
   auto third_db = open();
   session s(db, quick(30'000ms)), other(other_db, quick(30'000ms)), third(third_db, quick(30'000ms));
   const auto name = unique_name("probe");
+  for (auto* warm : {&other, &third}) {  // lock_acquire.sql prepared (libpqxx, Connector/C++) before counting
+    auto w = warm->try_acquire(unique_name("warm"));
+    ASSERT_TRUE(w);
+    w->release();
+  }
   auto l = s.try_acquire(name);
   ASSERT_TRUE(l);
   // A refused acquire learns the holder (SQLite's refused upsert returns no row: acquire()
@@ -887,6 +892,64 @@ TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindI
     int status = 0;
     ::waitpid(child, &status, 0);
   }
+}
+
+// PostgreSQL: the first try of a waiting acquire() does not barge ahead of the line. A
+// waiter process heads the line and is stopped there (SIGSTOP) while the lock is freed; a
+// newcomer's acquire() must join the line (the server shows two in it, the lock row stays
+// free) instead of taking the free lock. It gets the lock once its place has run out of
+// patience (one TTL) and it polls. try_acquire() never queues: it takes a free lock even
+// while someone heads the line.
+TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
+  if (kind() != dialect::postgresql)
+    GTEST_SKIP() << "only PostgreSQL's first try checks the line (docs/locks.md, Waiting)";
+  const auto u = fresh_database();
+  auto db = dblock::open(u);
+  (void)db.migrate();
+  session holder(db, quick(60'000ms));
+  const auto name = unique_name("nobarge");
+  auto held = holder.try_acquire(name);
+  ASSERT_TRUE(held);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      auto cdb = dblock::open(u);
+      session c(cdb, quick(60'000ms));
+      auto l = c.acquire(name, 120s);
+      ::_exit(0);
+    } catch (...) {
+      ::_exit(2);
+    }
+  }
+  ASSERT_TRUE(eventually([&] { return in_line(db, name) == 1; })) << "the child never headed the line";
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  held->release();
+  std::atomic<bool> got{false};
+  std::thread newcomer([&] {
+    try {
+      auto ndb = dblock::open(u);
+      session n(ndb, quick(2'000ms));  // patience in line: one TTL
+      auto l = n.acquire(name, 20s);
+      got = true;
+      l.release();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "newcomer: %s\n", e.what());
+    }
+  });
+  EXPECT_TRUE(eventually([&] { return in_line(db, name) == 2; }, 1500ms))
+      << "the newcomer took the free lock instead of joining the line";
+  EXPECT_EQ(row_count(db, name), 0) << "the lock was granted past the stopped head";
+  newcomer.join();
+  EXPECT_TRUE(got.load()) << "the newcomer never got the lock after leaving the line";
+  {
+    session t(db, quick());
+    auto l = t.try_acquire(name);
+    EXPECT_TRUE(l) << "try_acquire must take a free lock even with a head in line";
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
 }
 
 DBLOCK_CONFORMANCE_SUITE(LockConformance);
