@@ -77,10 +77,12 @@ struct session_options {
   // connection of this session used only for that (PostgreSQL advisory lock, MariaDB
   // GET_LOCK; the server's lock queue keeps the order and frees the place of a waiter
   // whose connection ends); only the head of the line polls the lock row. Exclusion and
-  // fencing are the lock row's alone: the line orders who tries, not who may hold. Not
-  // strict: try_acquire() and an acquire()'s first try do not queue (they never wait,
-  // and an uncontended acquire costs nothing extra), so they can take a lock in the
-  // moment between a release and the head's grant. A place is held for at most one TTL:
+  // fencing are the lock row's alone: the line orders who tries, not who may hold.
+  // try_acquire() never queues: it may take a free lock in the moment between a release
+  // and the head's grant. An acquire()'s first try does not queue either (an uncontended
+  // acquire costs nothing extra), but on PostgreSQL it is refused a free lock while a
+  // waiter heads the line, and joins the line instead (on MariaDB it can take it). A
+  // place is held for at most one TTL:
   // a waiter still in line after that (a very long hold, or a head that stopped
   // running) polls like fair = false for the rest of its wait, so a stopped waiter
   // delays the others by at most one TTL. Costs one extra connection per thread waiting

@@ -35,6 +35,32 @@ class LockConformance : public conformance {
   std::int64_t row_holds(database& db, const std::string& name) {
     return query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name});
   }
+  // A fresh, migrated database of this combination (its URL in `url`): the wait-line tests
+  // count connections per database.
+  database fresh_migrated(std::string& url) {
+    url = fresh_database();
+    auto db = dblock::open(url);
+    (void)db.migrate();
+    return db;
+  }
+  // A child process that waits up to 120 s for `name` with a session of `ttl` (it heads
+  // the line if nobody else waits); exits 0 once granted.
+  static pid_t fork_waiter(const std::string& url, const std::string& name, milliseconds ttl) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      try {
+        auto cdb = dblock::open(url);
+        session_options o;
+        o.ttl = ttl;
+        session c(cdb, o);
+        auto l = c.acquire(name, 120s);
+        ::_exit(0);
+      } catch (...) {
+        ::_exit(2);
+      }
+    }
+    return child;
+  }
   // Connections in the wait line of `name` in db's database: its head plus those queued
   // behind it (PostgreSQL: advisory locks of class 'dblq', granted or not; MariaDB: the user
   // lock's holder plus connections of this database waiting for a user lock).
@@ -798,9 +824,8 @@ bool eventually(const std::function<bool()>& pred, milliseconds limit = 20'000ms
 // whatever the backoff jitter makes it. Afterwards no place in line is left on the server.
 TEST_P(LockConformance, WaitersAreGrantedInArrivalOrder) {
   if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
-  const auto u = fresh_database();
-  auto db = dblock::open(u);
-  (void)db.migrate();
+  std::string u;
+  auto db = fresh_migrated(u);
   session holder(db, quick(30'000ms));
   const auto name = unique_name("line");
   auto held = holder.try_acquire(name);
@@ -849,27 +874,16 @@ TEST_P(LockConformance, WaitersAreGrantedInArrivalOrder) {
 // the line after one TTL and takes the free lock by polling.
 TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindIt) {
   if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
-  const auto u = fresh_database();
-  auto db = dblock::open(u);
-  (void)db.migrate();
+  std::string u;
+  auto db = fresh_migrated(u);
   for (const int sig : {SIGKILL, SIGSTOP}) {
     const auto ttl = sig == SIGKILL ? 60'000ms : 2'000ms;
     session holder(db, quick(ttl));
     const auto name = unique_name(sig == SIGKILL ? "killed_head" : "stopped_head");
     auto held = holder.try_acquire(name);
     ASSERT_TRUE(held);
-    pid_t child = ::fork();
+    const pid_t child = fork_waiter(u, name, ttl);  // heads the line, then is killed or stopped there
     ASSERT_GE(child, 0);
-    if (child == 0) {
-      try {
-        auto cdb = dblock::open(u);
-        session c(cdb, quick(ttl));
-        auto l = c.acquire(name, 120s);  // heads the line, then is killed or stopped there
-        ::_exit(0);
-      } catch (...) {
-        ::_exit(2);
-      }
-    }
     ASSERT_TRUE(eventually([&] { return in_line(db, name) == 1; })) << "the child never headed the line";
     std::atomic<int> timeouts{0};
     std::thread behind([&] {
@@ -903,25 +917,14 @@ TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindI
 TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
   if (kind() != dialect::postgresql)
     GTEST_SKIP() << "only PostgreSQL's first try checks the line (docs/locks.md, Waiting)";
-  const auto u = fresh_database();
-  auto db = dblock::open(u);
-  (void)db.migrate();
+  std::string u;
+  auto db = fresh_migrated(u);
   session holder(db, quick(60'000ms));
   const auto name = unique_name("nobarge");
   auto held = holder.try_acquire(name);
   ASSERT_TRUE(held);
-  pid_t child = ::fork();
+  const pid_t child = fork_waiter(u, name, 60'000ms);  // heads the line
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    try {
-      auto cdb = dblock::open(u);
-      session c(cdb, quick(60'000ms));
-      auto l = c.acquire(name, 120s);
-      ::_exit(0);
-    } catch (...) {
-      ::_exit(2);
-    }
-  }
   ASSERT_TRUE(eventually([&] { return in_line(db, name) == 1; })) << "the child never headed the line";
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
   held->release();
