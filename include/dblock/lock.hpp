@@ -53,8 +53,9 @@ struct session_options {
   owner_scope scope = owner_scope::session;
   // Renew every ttl / renew_divisor. Default 3 (TTL/3).
   int renew_divisor = 3;
-  // PostgreSQL with libpqxx: one LISTEN connection per session wakes waiters on
-  // release. Polling with backoff stays as the safety net. Default on.
+  // PostgreSQL with libpqxx: waiters are woken on release by NOTIFY - the head of a wait
+  // line (fair) on its own line connection, other waiters by one LISTEN connection per
+  // session. Polling with backoff stays as the safety net. Default on.
   bool listen = true;
   // Waiting: backoff with jitter from min_backoff, doubling up to max_backoff, never past
   // the caller's deadline nor (much) past the holder's expiry. Change-aware: a refused try
@@ -82,10 +83,9 @@ struct session_options {
   // and the head's grant. An acquire()'s first try does not queue either (an uncontended
   // acquire costs nothing extra), but on PostgreSQL it is refused a free lock while a
   // waiter heads the line, and joins the line instead (on MariaDB it can take it). A
-  // place is held for at most one TTL:
-  // a waiter still in line after that (a very long hold, or a head that stopped
-  // running) polls like fair = false for the rest of its wait, so a stopped waiter
-  // delays the others by at most one TTL. Costs one extra connection per thread waiting
+  // waiter queues behind the head for at most one TTL: one still queued after that (a
+  // very long hold, or a head that stopped running) polls like fair = false for the rest
+  // of its wait, so a stopped waiter delays the others by at most one TTL. Costs one extra connection per thread waiting
   // at a time (kept for reuse). Default on; ignored by SQLite and by sessions on an
   // attached connection.
   bool fair = true;

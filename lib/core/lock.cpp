@@ -568,7 +568,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
       line_tried = true;
       const auto before = clock_type::now();
       place = detail::enter_line(c, name, deadline);
-      if (place) place->listen();  // before the next try: no release after it is missed
+      if (place && c.opts.listen) place->listen();  // before the next try: no release after it is missed
       if (place || clock_type::now() - before > milliseconds(50)) {
         // At the head (or out of patience): try at once. What was learnt about the pace
         // of grants before the wait in line is stale now.
