@@ -144,6 +144,9 @@ struct session_core {
     return db->reopen();
   }
 
+  // Whether waiters of this session can take a place in a wait line.
+  [[nodiscard]] bool can_queue() const { return opts.fair && db->kind() != dialect::sqlite && db->can_reopen(); }
+
   void return_line(std::shared_ptr<backend> conn) {
     std::lock_guard l(mu);
     if (line_idle.size() < 4) line_idle.push_back(std::move(conn));  // more were waiting at once: close it
@@ -378,11 +381,10 @@ class line_place {
 };
 
 // Waits in the line of `name` until this thread heads it, for at most one TTL and never
-// past `deadline`. Nothing when the session does not queue (fair off, SQLite, attached
-// connection), when the wait ran out (a long hold, or a head that stopped running: the
-// caller polls from then on), or when the line's connection failed.
+// past `deadline` (the session can_queue()). Nothing when the wait ran out (a long hold,
+// or a head that stopped running: the caller polls from then on), or when the line's
+// connection failed.
 std::unique_ptr<line_place> enter_line(session_core& c, const std::string& name, clock_type::time_point deadline) {
-  if (!c.opts.fair || c.db->kind() == dialect::sqlite || !c.db->can_reopen()) return nullptr;
   const auto until = std::min(deadline, clock_type::now() + c.opts.ttl);
   const auto wait_ms = std::chrono::duration_cast<milliseconds>(until - clock_type::now()).count();
   if (wait_ms < 1) return nullptr;
@@ -454,6 +456,8 @@ std::optional<lease> session::try_acquire(std::string_view name_view) {
 
 std::optional<lease> session::try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line) {
   auto& c = *core_;
+  const auto generation = detail::release_board::get().generation(name);  // before sending
+  bool probe_first = false;
   {
     std::lock_guard l(c.mu);
     if (auto it = c.held.find(name); it != c.held.end() && !it->second->lost &&
@@ -463,11 +467,6 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
       detail::count(counter::lock_not_acquired);
       return std::nullopt;  // another thread of this session owns it
     }
-  }
-  const auto generation = detail::release_board::get().generation(name);  // before sending
-  bool probe_first = false;
-  {
-    std::lock_guard l(c.mu);
     if (auto it = c.busy.find(name); it != c.busy.end()) {
       probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
       if (!probe_first) c.busy.erase(it);
@@ -531,7 +530,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   // session_options::fair: after the first refusal, wait in line; the head polls alone.
   std::unique_ptr<detail::line_place> place;  // leaves the line when acquire returns or throws
   bool line_tried = false;
-  const bool line_possible = c.opts.fair && c.db->kind() != dialect::sqlite && c.db->can_reopen();
+  const bool line_possible = c.can_queue();
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
     std::optional<lease> l;
@@ -551,20 +550,21 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     const auto now = clock_type::now();
     if (!h && (now >= deadline || attempt == 0)) {
       h = detail::lock_store::holder(*c.db, name);
-      if (h && c.db->kind() == dialect::sqlite) c.note_busy(name, *h, seen, now);
     } else if (!h && c.db->kind() == dialect::sqlite) {
       // SQLite's refused try returns no row; the backoff wants the holder's fence, and
       // the lookup is a local read. Busy now and then: the backoff just goes without it.
       try {
         h = detail::lock_store::holder(*c.db, name);
-        if (h) c.note_busy(name, *h, seen, now);  // the next tries read instead of writing
       } catch (const lock_not_available&) {
       }
     }
+    // On SQLite the holder came from the lookup, not the refused try: note it, so that the
+    // next tries read instead of writing (try_once notes the others).
+    if (h && c.db->kind() == dialect::sqlite) c.note_busy(name, *h, seen, now);
     if (now >= deadline && attempt > 0) record_wait();
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
-    if (!line_tried) {
+    if (line_possible && !line_tried) {
       line_tried = true;
       const auto before = clock_type::now();
       place = detail::enter_line(c, name, deadline);

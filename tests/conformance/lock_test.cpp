@@ -35,6 +35,18 @@ class LockConformance : public conformance {
   std::int64_t row_holds(database& db, const std::string& name) {
     return query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name});
   }
+  // Runs `work` (returns its violations) in this process and in a forked child at once;
+  // both must report 0.
+  static void expect_clean_in_two_processes(const std::function<int()>& work, const std::string& what) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) ::_exit(work() == 0 ? 0 : 1);
+    const int parent = work();
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_EQ(parent, 0) << what;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw " << what;
+  }
   // A fresh, migrated database of this combination (its URL in `url`): the wait-line tests
   // count connections per database.
   database fresh_migrated(std::string& url) {
@@ -461,15 +473,7 @@ TEST_P(LockConformance, MutualExclusionAcrossThreadsAndProcesses) {
     for (auto& t : ts) t.join();
     return errors.load();
   };
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) ::_exit(work() == 0 ? 0 : 1);
-  int parent_errors = work();
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  EXPECT_EQ(parent_errors, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  expect_clean_in_two_processes(work, "errors");
   auto db = open();
   EXPECT_EQ(query_int(db, "SELECT v FROM " + table + " WHERE id = 1"), 2 * threads * rounds) << "lost updates";
   raw_exec(db, "DROP TABLE " + table);
@@ -525,15 +529,7 @@ TEST_P(LockConformance, HotLockWaitersAreAllServedInFencingOrder) {
     for (auto& t : ts) t.join();
     return bad.load();
   };
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) ::_exit(work() == 0 ? 0 : 1);
-  const int parent_bad = work();
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  EXPECT_EQ(parent_bad, 0) << "timeouts, errors or fences not above an earlier completed grant";
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child saw timeouts, errors or fences not above an earlier completed grant";
+  expect_clean_in_two_processes(work, "timeouts, errors or fences not above an earlier completed grant");
   auto db = open();
   EXPECT_EQ(query_int(db, "SELECT COUNT(DISTINCT fence) FROM " + table), 2 * threads * rounds);
   raw_exec(db, "DROP TABLE " + table);
