@@ -1,8 +1,8 @@
 // bench/micro.cpp — the single-connection latencies, driven by Google Benchmark: for
 // every combination, the SELECT 1 floor, each dblock operation and its hand-written twin
 // (bench/twins.cpp). Operations are measured in groups: one benchmark iteration runs every
-// op of its group once, in rotating order, and each op's own duration is recorded, so a
-// dblock op and its floor are always sampled milliseconds apart (paired). The groups'
+// op of its group once, in a random order drawn per iteration, and each op's own duration
+// is recorded, so a dblock op and its floor are always sampled milliseconds apart (paired). The groups'
 // repetitions of all combinations run in one random interleaved order
 // (--benchmark_enable_random_interleaving). Reported per op: the median sample, the
 // floor op's median sample, the median of the paired ratios, and their spread over
@@ -10,9 +10,11 @@
 // pairing is what keeps a ratio meaningful.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <stdexcept>
 
 #include "bench.hpp"
@@ -52,9 +54,10 @@ struct op {
   std::function<std::optional<double>()> run;
 };
 
-// Operations measured together: every iteration runs each op once, in an order that
-// rotates from one iteration to the next, so each ratio is taken between samples a few
-// milliseconds apart (paired), whatever the disk and the other tenants do meanwhile.
+// Operations measured together: every iteration runs each op once, in a random order
+// drawn afresh per iteration, so each ratio is taken between samples a few milliseconds
+// apart (paired), whatever the disk and the other tenants do meanwhile, and no op always
+// follows the same other op.
 struct group {
   micro_ctx* x = nullptr;
   std::string name;
@@ -63,6 +66,7 @@ struct group {
   // iteration-count probes): chunks[c][k] = the samples of ops[k] in chunk c.
   std::vector<std::vector<std::vector<double>>> chunks;
   std::string error;
+  std::mt19937 rng{20261126};
   [[nodiscard]] std::size_t index(const std::string& op_name) const {
     for (std::size_t k = 0; k < ops.size(); ++k)
       if (ops[k].name == op_name) return k;
@@ -135,11 +139,19 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
       const std::size_t n = gp->ops.size();
       gp->chunks.emplace_back(n);
       auto& chunk = gp->chunks.back();
-      std::size_t it = 0;
+      // A fresh random order every iteration (seeded: a run is reproducible). The first
+      // design rotated one fixed cycle, so each op always ran right after the same other
+      // op, and which op came before moved the figures: reversing the cycle took new-key
+      // from 1.16-1.20x to 1.01-1.03x and the refused try from 1.73-1.83x to 1.32-1.53x
+      // (docs/performance.md, "Order of the ops"). Shuffled, every op follows every other
+      // op equally often.
+      std::vector<std::size_t> order(n);
+      for (std::size_t k = 0; k < n; ++k) order[k] = k;
       bool failed = false;
       for (auto _ : st) {
+        std::shuffle(order.begin(), order.end(), gp->rng);
         for (std::size_t j = 0; j < n && !failed; ++j) {
-          const std::size_t k = (j + it) % n;
+          const std::size_t k = order[j];
           auto t = gp->ops[k].run();
           if (!t) {
             gp->error = gp->ops[k].name + " failed";
@@ -150,7 +162,6 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
           }
         }
         if (failed) break;
-        ++it;
       }
     });
     b->Repetitions(o.reps)->UseRealTime()->Unit(benchmark::kMicrosecond);

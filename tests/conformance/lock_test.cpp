@@ -951,6 +951,68 @@ TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
   ::waitpid(child, &status, 0);
 }
 
+// PostgreSQL grants a name without a row by plain SQL (sql/postgresql/lock_acquire.sql):
+// no row in the statement's snapshot, then the name's grant lock, then the INSERT. Its lost
+// race, made deterministic: another connection holds the grant lock in an open transaction
+// and inserts another owner's row there. The try sees no row, waits for the grant lock, and
+// after that commit must be refused (the PL/pgSQL function decides, naming the winner),
+// the winner's row and fence untouched. After a ROLLBACK instead, the same try must grant
+// with a fence above every fence drawn before it.
+TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
+  if (kind() != dialect::postgresql) GTEST_SKIP() << "the plain-SQL fresh grant is PostgreSQL's";
+  auto db = open();
+  auto blocker = open();
+  const auto name = unique_name("race");
+  auto waiting_for_grant_lock = [&] {
+    return query_int(db,
+                     "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1684171883"
+                     " AND NOT granted AND CAST(objid AS bigint) = (CAST(hashtext($1) AS bigint) & 4294967295)",
+                     {name}) == 1;
+  };
+  for (const bool commit : {true, false}) {
+    raw_exec(blocker, "BEGIN");
+    raw_query(blocker, "SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext($1)) AS text)", {name});
+    const auto winner_fence = query_int(
+        blocker,
+        "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)"
+        " VALUES ($1, 'race-winner', 1, nextval('dblock_fence_seq'), now(), now() + interval '1 minute', 'winner')"
+        " RETURNING fence",
+        {name});
+    bool got = false;
+    std::int64_t fence = 0;
+    std::string error;
+    std::thread racer([&] {
+      try {
+        auto rdb = open();
+        session s(rdb, quick());
+        if (auto l = s.try_acquire(name)) {
+          got = true;
+          fence = l->fence();
+          l->release();
+        }
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+    const bool waited = eventually(waiting_for_grant_lock);
+    raw_exec(blocker, commit ? "COMMIT" : "ROLLBACK");
+    racer.join();
+    ASSERT_TRUE(waited) << "the try never waited for the name's grant lock";
+    ASSERT_EQ(error, "");
+    if (commit) {
+      EXPECT_FALSE(got) << "granted over another owner's committed row";
+      EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1 AND owner = 'race-winner' AND fence = $2",
+                          {name, winner_fence}),
+                1)
+          << "the winner's row was changed";
+      raw_query(db, "DELETE FROM dblock_locks WHERE name = $1", {name});
+    } else {
+      ASSERT_TRUE(got) << "refused although the other insert was rolled back";
+      EXPECT_GT(fence, winner_fence) << "a fence drawn after the rolled-back one must be larger";
+    }
+  }
+}
+
 DBLOCK_CONFORMANCE_SUITE(LockConformance);
 
 }  // namespace
