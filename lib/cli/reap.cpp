@@ -1,5 +1,5 @@
 // lib/cli/reap.cpp — `dblock reap [--once] [--interval DUR] [--grace DUR] [--batch N]
-// [--duty-cycle X]`:
+// [--duty-cycle X] [--async-commit BOOL] [--single-active]`:
 // runs the reaper from the command line and prints what it removed (one line per pass
 // that removed something; --once: one pass, one line). SIGINT/SIGTERM stop it cleanly.
 #include <signal.h>
@@ -20,6 +20,7 @@ struct reap_args {
   std::string grace = "5s";
   int batch = 1000;
   double duty_cycle = reaper_options{}.duty_cycle;
+  bool async_commit = reaper_options{}.async_commit;
   bool single_active = false;
 };
 
@@ -34,6 +35,7 @@ int run_reap(const global_options& g, const reap_args& a) {
   o.grace = parse_duration(a.grace);
   o.batch_size = a.batch;
   o.duty_cycle = a.duty_cycle;
+  o.async_commit = a.async_commit;
   o.single_active = a.single_active;
   if (a.once) {
     auto db = connect(g);
@@ -72,6 +74,9 @@ void add_reap_commands(CLI::App& app, global_options& g, command_registry& reg) 
                   "Share of a pass spent in DELETEs, (0, 1]; 1 = no rest between batches (a backlog)")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1.0));
+  sub->add_option("--async-commit", a->async_commit,
+                  "PostgreSQL: commit each batch without waiting for its WAL flush (true/false)")
+      ->capture_default_str();
   sub->add_flag("--single-active", a->single_active, "Only one reaper across all processes (session lock)");
   reg.add(sub, [&g, a] { return run_reap(g, *a); });
 }

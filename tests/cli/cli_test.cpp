@@ -211,6 +211,35 @@ TEST_F(Cli, MigrateWithAUserFolder) {
 
 // A command that needs dblock's schema, run on an unmigrated PostgreSQL database,
 // exits 78 and tells the user to run `dblock migrate`.
+// dblock reap --once removes the rows expired past the grace and leaves live ones; bad
+// options exit 64 with one error line naming the option, and leave every row in place.
+TEST_F(Cli, ReapOnceRemovesOnlyExpiredRowsAndRefusesBadOptions) {
+  const std::string url = "sqlite:" + (cwd() / "reap.db").string();
+  ASSERT_EQ(dblock({"--url", url, "migrate"}).exit_code, 0);
+  auto db = dblock::open(url);
+  db.backend()->raw().run_script(
+      "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) VALUES"
+      " ('old-1', 'o', 1, 1, 0, 1000, ''), ('old-2', 'o', 1, 2, 0, 1000, ''),"
+      " ('live', 'o', 1, 3, 0, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 3600000, '')");
+  ASSERT_EQ(list_locks(db).size(), 3u);
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--async-commit", "maybe"}, {"--duty-cycle", "0"}, {"--batch", "0"}, {"--grace", "soon"}}) {
+    std::vector<std::string> args{"--url", url, "reap", "--once"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    auto r = dblock(args);
+    EXPECT_EQ(r.exit_code, 64) << bad[0] << " " << bad[1];
+    expect_one_error_line(r);
+    EXPECT_TRUE(contains(r.err, bad[0]) || contains(r.err, bad[1])) << r.err;
+  }
+  EXPECT_EQ(list_locks(db).size(), 3u) << "a refused command changed the table";
+  auto r = dblock({"--url", url, "reap", "--once", "--grace", "0s", "--async-commit", "false"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "reaped 2 lock rows, 0 idempotency records")) << r.out;
+  const auto left = list_locks(db);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].name, "live");
+}
+
 TEST_F(Cli, SchemaMissingExit78) {
   auto help = dblock({"--help"});
   ASSERT_EQ(help.exit_code, 0);
