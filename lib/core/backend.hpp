@@ -14,13 +14,16 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
 #include "core/catalog.hpp"
 #include "dblock/database.hpp"
+#include "dblock/errors.hpp"
 #include "dblock/url.hpp"
 
 namespace dblock::detail {
@@ -132,5 +135,23 @@ class backend {
   bool broken_ = false;                      // the last statement lost the connection
   std::uint64_t retired_round_trips_ = 0;   // round trips of replaced connections
 };
+
+// Runs f, one autocommit statement on b, again when it was chosen as a deadlock victim
+// (InnoDB can pick an INSERT ... ON DUPLICATE KEY UPDATE, or a DELETE racing on one row):
+// such a statement was rolled back whole, so running it again is safe. Up to 5 tries with
+// jitter, then the transaction_conflict propagates. Never inside a transaction: there the
+// whole transaction was rolled back, and its owner decides. (lock_store, reaper)
+template <typename F>
+auto retry_conflicts(backend& b, F&& f) -> decltype(f()) {
+  thread_local std::mt19937 rng(std::random_device{}());
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return f();
+    } catch (const transaction_conflict&) {
+      if (attempt >= 5 || b.raw().in_transaction()) throw;
+      std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(100, 2000 * attempt)(rng)));
+    }
+  }
+}
 
 }  // namespace dblock::detail

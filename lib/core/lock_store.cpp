@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <random>
-#include <thread>
 
 #include "dblock/errors.hpp"
 
@@ -46,22 +44,6 @@ std::string utc_text(std::int64_t ms) {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms - static_cast<std::int64_t>(secs) * 1000));
   return buf;
-}
-
-// A single autocommit statement chosen as a deadlock victim (InnoDB can pick an
-// INSERT ... ON DUPLICATE KEY UPDATE or a DELETE racing on one row) was rolled back
-// whole: running it again is safe. A few quick tries with jitter, then give up.
-template <typename F>
-auto retry_conflicts(backend& b, F&& f) -> decltype(f()) {
-  thread_local std::mt19937 rng(std::random_device{}());
-  for (int attempt = 1;; ++attempt) {
-    try {
-      return f();
-    } catch (const transaction_conflict&) {
-      if (attempt >= 5 || b.raw().in_transaction()) throw;
-      std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(100, 2000 * attempt)(rng)));
-    }
-  }
 }
 
 }  // namespace

@@ -42,20 +42,11 @@ struct reaper::state {
     const std::string async_name = name + "_async";
     const std::span<const detail::value> args(params.begin(), params.size());
     // InnoDB can pick a batch's DELETE as the victim of a deadlock with a live acquire or
-    // release near the expiry boundary (seen by bench/: MySQL error 1213 mid-pass). The
-    // autocommit statement was rolled back whole: running it again is safe. A few quick
-    // tries with jitter, then the pass fails as before.
-    detail::result r;
-    for (int attempt = 1;; ++attempt) {
-      try {
-        r = async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
-        break;
-      } catch (const transaction_conflict&) {
-        if (attempt >= 5) throw;
-        std::uniform_int_distribution<int> us(100, 2000 * attempt);
-        std::this_thread::sleep_for(std::chrono::microseconds(us(rng)));
-      }
-    }
+    // release near the expiry boundary (seen by bench/: MySQL error 1213 mid-pass): run it
+    // again a few times, then the pass fails as before.
+    const detail::result r = detail::retry_conflicts(*conn, [&] {
+      return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
+    });
     if (!r.rows.empty() && r.rows[0][0]) return std::stoull(*r.rows[0][0]);  // PostgreSQL: COUNT(*) row
     return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.affected));
   }
