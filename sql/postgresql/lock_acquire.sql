@@ -20,8 +20,10 @@
 --                same fence);
 --   granted = 0: a live row of another owner; its holder, fence and expiry are returned.
 -- A failed try against a live holder writes nothing: a primary-key read, then the
--- function's primary-key SELECT; no tuple locked, no transaction id, no WAL. Expiry is
--- judged by the server's now() only.
+-- function's primary-key SELECT; no tuple locked, no transaction id, no WAL. (Only a try
+-- that lost the race above has drawn a fence it does not use: about one nextval in 32
+-- logs the sequence, so that refusal may write and flush. Gaps in fences are harmless.)
+-- Expiry is judged by the server's now() only.
 -- Columns: granted, fence, holds, holder, expires_at (UTC text), expires_in_ms.
 WITH g AS MATERIALIZED (
   SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS text) AS grant_lock

@@ -5,11 +5,13 @@
 -- try_acquire() and the head's own tries use lock_acquire.sql and never queue.
 -- The fast path (see lock_acquire.sql) also needs the shared try of the line key
 -- (1684171889 'dblq', held to the commit, as in the function); when it fails, ins is empty
--- and the function refuses with p_behind_line = true.
+-- and the function refuses with p_behind_line = true. CASE, not AND: the key is tried only
+-- for a name without a row (SQL leaves the order of AND's operands to the planner).
 WITH g AS MATERIALIZED (
   SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS text) AS grant_lock
-   WHERE NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))
-     AND pg_try_advisory_xact_lock_shared(1684171889, hashtext(CAST($1 AS text)))
+   WHERE CASE WHEN NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))
+              THEN pg_try_advisory_xact_lock_shared(1684171889, hashtext(CAST($1 AS text)))
+              ELSE false END
 ), ins AS (
   INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
   SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now(),

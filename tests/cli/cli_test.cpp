@@ -209,8 +209,6 @@ TEST_F(Cli, MigrateWithAUserFolder) {
   EXPECT_TRUE(contains(drift.err, "0001_users.sql")) << drift.err;
 }
 
-// A command that needs dblock's schema, run on an unmigrated PostgreSQL database,
-// exits 78 and tells the user to run `dblock migrate`.
 // dblock reap --once removes the rows expired past the grace and leaves live ones; bad
 // options exit 64 with one error line naming the option, and leave every row in place.
 TEST_F(Cli, ReapOnceRemovesOnlyExpiredRowsAndRefusesBadOptions) {
@@ -240,6 +238,8 @@ TEST_F(Cli, ReapOnceRemovesOnlyExpiredRowsAndRefusesBadOptions) {
   EXPECT_EQ(left[0].name, "live");
 }
 
+// A command that needs dblock's schema, run on an unmigrated PostgreSQL database,
+// exits 78 and tells the user to run `dblock migrate`.
 TEST_F(Cli, SchemaMissingExit78) {
   auto help = dblock({"--help"});
   ASSERT_EQ(help.exit_code, 0);

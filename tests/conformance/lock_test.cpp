@@ -952,12 +952,13 @@ TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
 }
 
 // PostgreSQL grants a name without a row by plain SQL (sql/postgresql/lock_acquire.sql):
-// no row in the statement's snapshot, then the name's grant lock, then the INSERT. Its lost
-// race, made deterministic: another connection holds the grant lock in an open transaction
-// and inserts another owner's row there. The try sees no row, waits for the grant lock, and
-// after that commit must be refused (the PL/pgSQL function decides, naming the winner),
-// the winner's row and fence untouched. After a ROLLBACK instead, the same try must grant
-// with a fence above every fence drawn before it.
+// no row in the statement's snapshot, then the name's grant lock, then nextval and the
+// INSERT. Made deterministic: another connection holds the grant lock in an open
+// transaction; once the try waits for it, that connection draws a fence and inserts another
+// owner's row. After its COMMIT the try must be refused (the PL/pgSQL function decides),
+// the winner's row untouched. After a ROLLBACK instead the try must be granted with a fence
+// above the one drawn while it waited - a try that drew its fence before taking the grant
+// lock would carry the smaller one.
 TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
   if (kind() != dialect::postgresql) GTEST_SKIP() << "the plain-SQL fresh grant is PostgreSQL's";
   auto db = open();
@@ -972,12 +973,6 @@ TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
   for (const bool commit : {true, false}) {
     raw_exec(blocker, "BEGIN");
     raw_query(blocker, "SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext($1)) AS text)", {name});
-    const auto winner_fence = query_int(
-        blocker,
-        "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)"
-        " VALUES ($1, 'race-winner', 1, nextval('dblock_fence_seq'), now(), now() + interval '1 minute', 'winner')"
-        " RETURNING fence",
-        {name});
     bool got = false;
     std::int64_t fence = 0;
     std::string error;
@@ -995,6 +990,17 @@ TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
       }
     });
     const bool waited = eventually(waiting_for_grant_lock);
+    std::int64_t winner_fence = 0;
+    try {
+      winner_fence = query_int(
+          blocker,
+          "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)"
+          " VALUES ($1, 'race-winner', 1, nextval('dblock_fence_seq'), now(), now() + interval '1 minute', 'winner')"
+          " RETURNING fence",
+          {name});
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     raw_exec(blocker, commit ? "COMMIT" : "ROLLBACK");
     racer.join();
     ASSERT_TRUE(waited) << "the try never waited for the name's grant lock";
@@ -1008,7 +1014,7 @@ TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
       raw_query(db, "DELETE FROM dblock_locks WHERE name = $1", {name});
     } else {
       ASSERT_TRUE(got) << "refused although the other insert was rolled back";
-      EXPECT_GT(fence, winner_fence) << "a fence drawn after the rolled-back one must be larger";
+      EXPECT_GT(fence, winner_fence) << "the grant carries a fence drawn before it held the grant lock";
     }
   }
 }
