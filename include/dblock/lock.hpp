@@ -85,9 +85,9 @@ struct session_options {
   // waiter heads the line, and joins the line instead (on MariaDB it can take it). A
   // waiter queues behind the head for at most one TTL: one still queued after that (a
   // very long hold, or a head that stopped running) polls like fair = false for the rest
-  // of its wait, so a stopped waiter delays the others by at most one TTL. Costs one extra connection per thread waiting
-  // at a time (kept for reuse). Default on; ignored by SQLite and by sessions on an
-  // attached connection.
+  // of its wait, so a stopped waiter delays the others by at most one TTL. Costs one extra
+  // connection per thread waiting at a time (kept for reuse). Default on; ignored by SQLite
+  // and by sessions on an attached connection.
   bool fair = true;
 };
 

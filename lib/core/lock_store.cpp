@@ -2,9 +2,8 @@
 #include "core/lock_store.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 
+#include "core/idempotency_detail.hpp"  // format_utc_ms: the one UTC text formatter
 #include "dblock/errors.hpp"
 
 namespace dblock::detail::lock_store {
@@ -32,18 +31,6 @@ lock_info info_from(const std::string& name, const std::vector<cell>& r, std::si
   i.expires_at = r.at(exp_col).value_or("");
   i.expires_in = std::chrono::milliseconds(to_i64(r.at(in_col)));
   return i;
-}
-
-// UTC epoch milliseconds as the statements' text form, 2026-11-26T04:43:55.325Z (the
-// read-only probe returns a number: formatting it here is cheaper than on the server).
-std::string utc_text(std::int64_t ms) {
-  const std::time_t secs = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  char buf[96];  // roomy: g++ cannot bound the tm fields
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms - static_cast<std::int64_t>(secs) * 1000));
-  return buf;
 }
 
 }  // namespace
@@ -88,7 +75,7 @@ std::optional<lock_info> probe(backend& b, const std::string& name, const std::s
   auto r = b.exec("lock_probe", {name, owner});
   if (r.rows.empty()) return std::nullopt;
   auto i = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
-  i.expires_at = utc_text(to_i64(r.rows[0].at(4)));
+  i.expires_at = idem::format_utc_ms(to_i64(r.rows[0].at(4)));  // the text form lock_acquire.sql returns
   return i;
 }
 
