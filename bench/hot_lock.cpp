@@ -6,8 +6,15 @@
 //           the polling loop people write by hand, over the same SQL;
 //   dblock  session::acquire(name, wait): backoff with full jitter, capped by the holder's
 //           expiry, woken by LISTEN/NOTIFY on PostgreSQL.
-// Reported per mode: acquisitions per second (grants before the round's end), p99 of the
-// wait, and fairness = most successful contender's grants / least successful's.
+// A round runs hot_warmup seconds before its measured window of hot_seconds: the steady
+// state is measured, not the start, where every process opens its connections at once
+// (a wait-line connection costs 16-57 ms here; in a 4 s window those first waits alone
+// would be the p99). The start is reported on its own: the slowest first wait.
+// Reported per mode: acquisitions per second (grants inside the window), p99 of their
+// wait, fairness = most successful contender's grants / least successful's, the hand-off
+// (median time from a release's return to the return of the next grant, when its contender
+// was already waiting; the clock is CLOCK_MONOTONIC, shared by the processes), and the
+// slowest first wait.
 // Contenders are this binary (`dblock_bench contend`), started with posix_spawn; the URL
 // goes through the environment (DBLOCK_BENCH_URL), never argv (it holds a password).
 #include <spawn.h>
@@ -87,34 +94,57 @@ struct round_result {
   double throughput = 0;                  // grants per second
   double p99 = 0, p50 = 0, max_wait = 0;  // ms
   double fairness = 0;                    // max grants / min grants
+  double handoff = 0;                     // us, median release return -> next grant return
+  double first_wait = 0;                  // ms, the slowest contender's first wait (cold start)
   std::vector<int> grants;
   int timeouts = 0;
 };
 
-round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double seconds,
-                       const std::string& name) {
+std::int64_t mono_us(bench_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double warmup,
+                       double seconds, const std::string& name) {
   std::vector<child> kids;
   for (int i = 0; i < contenders; ++i)
     kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms));
   bool ok = true;
   for (auto& k : kids)
     if (read_line(k.out) != "ready") ok = false;
+  // One window for all (steady_clock is CLOCK_MONOTONIC: the same in every process).
+  const auto from = bench_clock::now() + std::chrono::duration_cast<bench_clock::duration>(
+                                             std::chrono::duration<double>(ok ? warmup : 0.0));
+  const auto end =
+      from + std::chrono::duration_cast<bench_clock::duration>(std::chrono::duration<double>(ok ? seconds : 0.0));
   for (auto& k : kids) {
-    std::fprintf(k.in, "go %.3f\n", ok ? seconds : 0.0);
+    std::fprintf(k.in, "go %lld %lld\n", static_cast<long long>(mono_us(from)), static_cast<long long>(mono_us(end)));
     std::fflush(k.in);
   }
   round_result r;
-  std::vector<double> waits;
+  std::vector<double> waits, firsts;
+  struct grant_at {
+    long long granted, released;  // us
+    double asked;                 // us
+    bool operator<(const grant_at& o) const { return granted < o.granted; }
+  };
+  std::vector<grant_at> grants_at;
   for (auto& k : kids) {
     std::istringstream line(read_line(k.out));
     std::string tag;
     int grants = 0, timeouts = 0;
-    line >> tag >> grants >> timeouts;
+    double first = 0;
+    line >> tag >> grants >> timeouts >> first;
     if (tag != "result") ok = false;
     r.grants.push_back(grants);
     r.timeouts += timeouts;
+    firsts.push_back(first);
     double w;
-    while (line >> w) waits.push_back(w);
+    long long g, rel;
+    while (line >> w >> g >> rel) {
+      waits.push_back(w);
+      grants_at.push_back({g, rel, static_cast<double>(g) - w * 1000});
+    }
     std::fclose(k.in);
     std::fclose(k.out);
     int status = 0;
@@ -128,6 +158,13 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
   r.p99 = percentile(waits, 99);
   r.p50 = percentile(waits, 50);
   r.max_wait = waits.empty() ? 0 : *std::max_element(waits.begin(), waits.end());
+  r.first_wait = firsts.empty() ? 0 : *std::max_element(firsts.begin(), firsts.end());
+  std::sort(grants_at.begin(), grants_at.end());
+  std::vector<double> handoffs;
+  for (std::size_t i = 1; i < grants_at.size(); ++i)  // only where the next one was already waiting
+    if (grants_at[i].asked < static_cast<double>(grants_at[i - 1].released))
+      handoffs.push_back(static_cast<double>(grants_at[i].granted - grants_at[i - 1].released));
+  r.handoff = percentile(handoffs, 50);
   const int lo = *std::min_element(r.grants.begin(), r.grants.end());
   const int hi = *std::max_element(r.grants.begin(), r.grants.end());
   r.fairness = lo == 0 ? static_cast<double>(hi) : static_cast<double>(hi) / lo;
@@ -149,20 +186,23 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
   const bool tiny = o.size == size_kind::tiny;
   const int n = tiny ? 2 : o.contenders;
   const double seconds = tiny ? 0.5 : o.hot_seconds;
+  const double warmup = tiny ? 0.2 : o.hot_warmup;
   const int rounds = tiny ? 1 : o.hot_rounds;
   note("hot lock: " + std::to_string(n) + " contender processes, hold " + std::to_string(o.hold_ms) + " ms, think " +
-       std::to_string(o.think_ms) + " ms, " + std::to_string(rounds) + " rounds x " + std::to_string(seconds) +
-       " s per mode" + (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
+       std::to_string(o.think_ms) + " ms, " + std::to_string(rounds) + " rounds x (" + std::to_string(warmup) +
+       " s warm-up + " + std::to_string(seconds) + " s measured) per mode" + (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
   for (const auto& c : combos) {
     std::vector<round_result> naive, smart;
     for (int i = 0; i < rounds; ++i) {
       // Alternate which mode goes first, so drift on the machine does not favour one.
       for (int m = 0; m < 2; ++m) {
         const bool dblock_mode = (m == 0) == (i % 2 == 1);
-        auto r = run_round(c, dblock_mode ? "dblock" : "naive", o, n, seconds, "bench:hot");
+        auto r = run_round(c, dblock_mode ? "dblock" : "naive", o, n, warmup, seconds, "bench:hot");
         note("  " + c.name + " round " + std::to_string(i + 1) + " " + (dblock_mode ? "dblock" : "naive ") + ": " +
              std::to_string(r.throughput) + " acq/s, wait p50 " + std::to_string(r.p50) + " ms p99 " +
-             std::to_string(r.p99) + " ms max " + std::to_string(r.max_wait) + " ms, grants " + grants_text(r.grants) +
+             std::to_string(r.p99) + " ms max " + std::to_string(r.max_wait) + " ms, hand-off " +
+             std::to_string(r.handoff) + " us, first wait " + std::to_string(r.first_wait) + " ms, grants " +
+             grants_text(r.grants) +
              (r.timeouts ? ", timeouts " + std::to_string(r.timeouts) : ""));
         if (r.timeouts) rep.fail(c.name + ": hot lock: " + std::to_string(r.timeouts) + " acquire timeouts");
         (dblock_mode ? smart : naive).push_back(r);
@@ -180,6 +220,8 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
     emit("hot_lock_throughput", "acq/s", [](const round_result& r) { return r.throughput; });
     emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });
     emit("hot_lock_fairness", "x", [](const round_result& r) { return r.fairness; });
+    emit("hot_lock_handoff", "us", [](const round_result& r) { return r.handoff; });
+    emit("hot_lock_first_wait", "ms", [](const round_result& r) { return r.first_wait; });
   }
 }
 
@@ -214,12 +256,17 @@ int contender_main(int argc, char** argv) {
     db.ping();
     std::cout << "ready" << std::endl;
     std::string go;
-    double seconds = 0;
-    std::cin >> go >> seconds;
-    std::vector<double> waits;
+    long long from_us = 0, end_us = 0;
+    std::cin >> go >> from_us >> end_us;
+    const bench_clock::time_point from{std::chrono::microseconds(from_us)};
+    const bench_clock::time_point end{std::chrono::microseconds(end_us)};
+    struct grant {
+      double wait_ms;
+      long long granted_us, released_us;
+    };
+    std::vector<grant> measured;
+    double first_wait = -1;
     int grants = 0, timeouts = 0;
-    const auto start = bench_clock::now();
-    const auto end = start + std::chrono::duration_cast<bench_clock::duration>(std::chrono::duration<double>(seconds));
     while (bench_clock::now() < end) {
       const auto t0 = bench_clock::now();
       std::optional<dblock::lease> l;
@@ -241,18 +288,21 @@ int contender_main(int argc, char** argv) {
         }
       }
       const auto granted = bench_clock::now();
-      if (granted <= end) {
-        ++grants;
-        waits.push_back(std::chrono::duration<double, std::milli>(granted - t0).count());
-      }
+      const double wait_ms = std::chrono::duration<double, std::milli>(granted - t0).count();
+      if (first_wait < 0) first_wait = wait_ms;
       if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
       l->release();
+      if (granted >= from && granted <= end) {
+        ++grants;
+        measured.push_back({wait_ms, mono_us(granted), mono_us(bench_clock::now())});
+      }
       if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
     }
-    std::cout << "result " << grants << " " << timeouts;
-    char buf[32];
-    for (double w : waits) {
-      std::snprintf(buf, sizeof buf, " %.3f", w);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "result %d %d %.3f", grants, timeouts, std::max(first_wait, 0.0));
+    std::cout << buf;
+    for (const auto& g : measured) {
+      std::snprintf(buf, sizeof buf, " %.3f %lld %lld", g.wait_ms, g.granted_us, g.released_us);
       std::cout << buf;
     }
     std::cout << std::endl;

@@ -258,7 +258,8 @@ int run(int argc, char** argv) {
   app.add_option("--reps", o.reps, "micro: repetitions per benchmark");
   app.add_option("--min-time", o.min_time, "micro: seconds per repetition");
   app.add_option("--contenders", o.contenders, "hot lock: contender processes");
-  app.add_option("--hot-seconds", o.hot_seconds, "hot lock: seconds per round and mode");
+  app.add_option("--hot-seconds", o.hot_seconds, "hot lock: measured seconds per round and mode");
+  app.add_option("--hot-warmup", o.hot_warmup, "hot lock: seconds each round runs before it measures");
   app.add_option("--hot-rounds", o.hot_rounds, "hot lock: rounds (each runs both modes)");
   app.add_option("--hold-ms", o.hold_ms, "hot lock: ms the lock is held per acquisition");
   app.add_option("--think-ms", o.think_ms, "hot lock: ms between a release and the next acquire");
@@ -355,6 +356,7 @@ int run(int argc, char** argv) {
                         {"min_time_s", o.min_time},
                         {"contenders", o.contenders},
                         {"hot_seconds", o.hot_seconds},
+                        {"hot_warmup", o.hot_warmup},
                         {"hot_rounds", o.hot_rounds},
                         {"hold_ms", o.hold_ms},
                         {"think_ms", o.think_ms},

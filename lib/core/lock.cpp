@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -71,9 +72,16 @@ class release_board {
     }
     cv_.notify_all();
   }
-  void wait(const std::string& name, std::uint64_t seen, clock_type::time_point until) {
+  // Also returns early once *also differs from also_seen (see nudge()).
+  void wait(const std::string& name, std::uint64_t seen, clock_type::time_point until,
+            const std::atomic<std::uint64_t>* also = nullptr, std::uint64_t also_seen = 0) {
     std::unique_lock l(mu_);
-    cv_.wait_until(l, until, [&] { return gen_[name] != seen; });
+    cv_.wait_until(l, until, [&] { return gen_[name] != seen || (also && also->load() != also_seen); });
+  }
+  // Wakes the waiters to re-check what they wait for, after an `also` counter changed.
+  void nudge() {
+    { std::lock_guard l(mu_); }  // a waiter between its check and its sleep sees the change
+    cv_.notify_all();
   }
 
  private:
@@ -132,16 +140,56 @@ struct session_core {
   // a server lock held by a connection that does nothing else meanwhile).
   std::vector<std::shared_ptr<backend>> line_idle;
 
-  std::shared_ptr<backend> borrow_line() {
+  // An idle line connection, or nothing (then ask open_line_later() for one).
+  std::shared_ptr<backend> take_idle_line() {
+    std::lock_guard l(mu);
+    if (line_idle.empty()) return nullptr;
+    auto conn = std::move(line_idle.back());
+    line_idle.pop_back();
+    return conn;
+  }
+
+  // Line connections are opened on a thread of their own: a waiter keeps trying while one
+  // is set up, instead of stalling for it while the lock is handed on (a connection costs
+  // 16 ms on the benchmark's VM, 57 ms when 7 processes open one at once: SCRAM and a fork).
+  int line_opening = 0;            // open requests not yet served; guarded by mu
+  std::uint64_t line_failures = 0;  // opens that failed; guarded by mu
+  std::atomic<std::uint64_t> line_opened{0};  // opens done, either way: wakes the waiters that asked
+  std::thread line_opener;
+
+  [[nodiscard]] std::uint64_t line_open_failures() {
+    std::lock_guard l(mu);
+    return line_failures;
+  }
+
+  void open_line_later() {
     {
       std::lock_guard l(mu);
-      if (!line_idle.empty()) {
-        auto conn = std::move(line_idle.back());
-        line_idle.pop_back();
-        return conn;
-      }
+      if (stopping) return;
+      ++line_opening;
+      if (!line_opener.joinable()) line_opener = std::thread([this] { opener_loop(); });
     }
-    return db->reopen();
+    line_cv.notify_all();
+  }
+
+  void opener_loop() {
+    std::unique_lock l(mu);
+    for (;;) {
+      line_cv.wait(l, [&] { return stopping || line_opening > 0; });
+      if (stopping) return;
+      --line_opening;
+      l.unlock();
+      try {
+        return_line(db->reopen());
+        l.lock();
+      } catch (const std::exception&) {
+        // No line connection: the waiters that asked poll without a place in line.
+        l.lock();
+        ++line_failures;
+      }
+      ++line_opened;
+      release_board::get().nudge();
+    }
   }
 
   // Whether waiters of this session can take a place in a wait line.
@@ -179,13 +227,13 @@ struct session_core {
       }
     }
     if (conn) leave_line(std::move(conn), name);  // stopping: leave here
-    line_cv.notify_one();
+    line_cv.notify_all();  // the opener waits on it too
   }
 
   void line_loop() {
     std::unique_lock l(mu);
     for (;;) {
-      line_cv.wait(l, [&] { return stopping || !leaving.empty(); });
+      line_cv.wait(l, [&] { return stopping || !leaving.empty(); });  // notified for opens too
       if (leaving.empty()) return;  // stopping, and every place given up
       auto batch = std::move(leaving);
       leaving.clear();
@@ -309,13 +357,17 @@ struct session_core {
     std::lock_guard l(mu);
     if (listener_started || stopping) return;
     listener_started = true;
-    try {
-      auto conn = db->reopen();
-      if (!conn->raw().can_listen()) return;
-      listener = std::thread([this, conn] { listener_loop(conn); });
-    } catch (const std::exception&) {
-      // No listener: waiting falls back to polling with backoff.
-    }
+    // Connects on its own thread: the waiter that asked keeps polling meanwhile, and the
+    // session's mutex is not held through a connection set-up.
+    listener = std::thread([this] {
+      std::shared_ptr<backend> conn;
+      try {
+        conn = db->reopen();
+      } catch (const std::exception&) {
+        return;  // no listener: waiting falls back to polling with backoff
+      }
+      if (conn->raw().can_listen()) listener_loop(std::move(conn));
+    });
   }
 
   void stop() {
@@ -328,6 +380,7 @@ struct session_core {
     if (watchdog.joinable()) watchdog.join();
     if (listener.joinable()) listener.join();
     if (line_thread.joinable()) line_thread.join();
+    if (line_opener.joinable()) line_opener.join();
   }
 };
 
@@ -380,20 +433,23 @@ class line_place {
   bool listening_ = false;
 };
 
-// Waits in the line of `name` until this thread heads it, for at most one TTL and never
-// past `deadline` (the session can_queue()). Nothing when the wait ran out (a long hold,
-// or a head that stopped running: the caller polls from then on), or when the line's
-// connection failed.
-std::unique_ptr<line_place> enter_line(session_core& c, const std::string& name, clock_type::time_point deadline) {
+// Waits in the line of `name` on `conn` (an idle line connection) until this thread heads
+// it, for at most one TTL and never past `deadline` (the session can_queue()). Nothing when
+// the wait ran out (a long hold, or a head that stopped running: the caller polls from then
+// on), or when the line's connection failed (it is dropped).
+std::unique_ptr<line_place> enter_line(session_core& c, std::shared_ptr<backend> conn, const std::string& name,
+                                       clock_type::time_point deadline) {
   const auto until = std::min(deadline, clock_type::now() + c.opts.ttl);
   const auto wait_ms = std::chrono::duration_cast<milliseconds>(until - clock_type::now()).count();
-  if (wait_ms < 1) return nullptr;
+  if (wait_ms < 1) {
+    c.return_line(std::move(conn));
+    return nullptr;
+  }
   try {
-    auto conn = c.borrow_line();
     if (lock_store::line_enter(*conn, name, wait_ms)) return std::make_unique<line_place>(c, std::move(conn), name);
     c.return_line(std::move(conn));
   } catch (const std::exception&) {
-    // No line (cannot connect, connection lost): waiting falls back to polling.
+    // Connection lost: waiting falls back to polling.
   }
   return nullptr;
 }
@@ -529,16 +585,20 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   us interval{0};  // smoothed time between observed grant changes; 0 = none seen yet
   // session_options::fair: after the first refusal, wait in line; the head polls alone.
   std::unique_ptr<detail::line_place> place;  // leaves the line when acquire returns or throws
-  bool line_tried = false;
+  bool line_tried = false;  // took (or tried to take) a place in line
+  bool line_asked = false;  // asked for a line connection to be opened
+  std::uint64_t failures_before = 0;
   const bool line_possible = c.can_queue();
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
     std::optional<lease> l;
     std::optional<lock_info> h;
     try {
-      // The first try queues behind a waiter heading the line instead of barging ahead of
-      // it (PostgreSQL); later tries are the head's own, or a waiter's out of patience.
-      l = try_once(name, &h, attempt == 0 && line_possible);
+      // Until it has a place in line, a waiter's try queues behind a waiter heading the
+      // line instead of barging ahead of it (PostgreSQL): its first try, and those while
+      // its line connection is being opened. Later tries are the head's own, or a
+      // waiter's out of patience (or without a line connection).
+      l = try_once(name, &h, line_possible && !line_tried);
     } catch (const transaction_conflict&) {
       // Still a deadlock victim after lock_store's quick retries: contention; keep waiting.
     }
@@ -564,10 +624,22 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     if (now >= deadline && attempt > 0) record_wait();
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
-    if (line_possible && !line_tried) {
+    const auto opened_seen = c.line_opened.load();  // before looking: an open after this wakes the sleep below
+    auto line_conn = line_possible && !line_tried ? c.take_idle_line() : nullptr;
+    if (line_possible && !line_tried && !line_conn) {
+      if (!line_asked) {
+        // None idle: one is opened for us while we keep trying (no stall on the set-up).
+        line_asked = true;
+        failures_before = c.line_open_failures();
+        c.open_line_later();
+      } else if (c.line_open_failures() != failures_before) {
+        line_tried = true;  // an open failed (perhaps ours): wait without a place in line
+      }
+    }
+    if (line_conn) {
       line_tried = true;
       const auto before = clock_type::now();
-      place = detail::enter_line(c, name, deadline);
+      place = detail::enter_line(c, std::move(line_conn), name, deadline);
       if (place && c.opts.listen) place->listen();  // before the next try: no release after it is missed
       if (place || clock_type::now() - before > milliseconds(50)) {
         // At the head (or out of patience): try at once. What was learnt about the pace
@@ -610,8 +682,14 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
         place.reset();  // the line connection failed (and is dropped): wait without it
       }
     }
-    c.ensure_listener();
-    board.wait(name, seen, until);
+    // A waiter about to take a place in line will listen there: no session listener (and
+    // no second connection set-up) for the moments before.
+    if (!line_possible || line_tried) {
+      c.ensure_listener();
+      board.wait(name, seen, until);
+    } else {
+      board.wait(name, seen, until, &c.line_opened, opened_seen);  // or until a line connection is ready
+    }
   }
 }
 

@@ -907,7 +907,8 @@ TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindI
 // PostgreSQL: the first try of a waiting acquire() does not barge ahead of the line. A
 // waiter process heads the line and is stopped there (SIGSTOP) while the lock is freed; a
 // newcomer's acquire() must join the line (the server shows two in it, the lock row stays
-// free) instead of taking the free lock. It gets the lock once its place has run out of
+// free) instead of taking the free lock - also with the tries it makes while its line
+// connection is being opened (in the background, since that takes milliseconds). It gets the lock once its place has run out of
 // patience (one TTL) and it polls. try_acquire() never queues: it takes a free lock even
 // while someone heads the line.
 TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
