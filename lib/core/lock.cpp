@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -140,56 +142,94 @@ struct session_core {
   // a server lock held by a connection that does nothing else meanwhile).
   std::vector<std::shared_ptr<backend>> line_idle;
 
-  // An idle line connection, or nothing (then ask open_line_later() for one).
+  // PostgreSQL: line connections are opened on a thread of their own, one request (ticket)
+  // per waiter, while the waiter keeps trying (queued behind the head, so it passes no one)
+  // instead of stalling for the set-up as the lock is handed on. A connection costs 16 ms on
+  // the benchmark's VM, 57 ms when 7 processes open one at once (SCRAM and a fork).
+  struct line_ticket {            // guarded by mu
+    std::shared_ptr<backend> conn;  // the connection, once opened
+    bool done = false;              // opened, or failed (conn stays empty)
+    bool withdrawn = false;         // its acquire returned first: open nothing, or keep it idle
+  };
+  std::deque<std::shared_ptr<line_ticket>> line_requests;  // guarded by mu
+  std::atomic<std::uint64_t> line_opened{0};  // tickets done: wakes the waiters sleeping on one
+  std::thread line_opener;
+
+  std::shared_ptr<line_ticket> request_line() {
+    auto t = std::make_shared<line_ticket>();
+    {
+      std::lock_guard l(mu);
+      try {
+        if (stopping) throw std::runtime_error("session stopping");
+        if (!line_opener.joinable()) line_opener = std::thread([this] { opener_loop(); });
+        line_requests.push_back(t);
+      } catch (...) {
+        t->done = true;  // no connection: the waiter polls without a place in line
+        return t;
+      }
+    }
+    line_cv.notify_all();
+    return t;
+  }
+
+  // True once the ticket is done; `conn` is then the connection, or empty if the open failed.
+  bool collect_line(line_ticket& t, std::shared_ptr<backend>& conn) {
+    std::lock_guard l(mu);
+    if (!t.done) return false;
+    conn = std::move(t.conn);
+    return true;
+  }
+
+  // The acquire that asked returned: a connection opened for it later goes to the idle list.
+  void withdraw_line(line_ticket& t) noexcept {
+    std::shared_ptr<backend> conn;
+    {
+      std::lock_guard l(mu);
+      t.withdrawn = true;
+      conn = std::move(t.conn);
+    }
+    try {
+      if (conn) return_line(std::move(conn));
+    } catch (...) {
+    }
+  }
+
+  void opener_loop() {
+    std::unique_lock l(mu);
+    for (;;) {
+      line_cv.wait(l, [&] { return stopping || !line_requests.empty(); });
+      if (stopping) return;
+      auto t = std::move(line_requests.front());
+      line_requests.pop_front();
+      if (t->withdrawn) continue;  // its acquire is over: no set-up for nobody
+      l.unlock();
+      std::shared_ptr<backend> conn, spare;
+      try {
+        conn = db->reopen();
+      } catch (...) {
+        // Failed: the ticket's waiter polls without a place in line.
+      }
+      l.lock();
+      t->done = true;
+      (t->withdrawn ? spare : t->conn) = std::move(conn);
+      l.unlock();
+      try {
+        if (spare) return_line(std::move(spare));
+      } catch (...) {
+      }
+      ++line_opened;
+      release_board::get().nudge();
+      l.lock();
+    }
+  }
+
+  // An idle line connection, or nothing.
   std::shared_ptr<backend> take_idle_line() {
     std::lock_guard l(mu);
     if (line_idle.empty()) return nullptr;
     auto conn = std::move(line_idle.back());
     line_idle.pop_back();
     return conn;
-  }
-
-  // Line connections are opened on a thread of their own: a waiter keeps trying while one
-  // is set up, instead of stalling for it while the lock is handed on (a connection costs
-  // 16 ms on the benchmark's VM, 57 ms when 7 processes open one at once: SCRAM and a fork).
-  int line_opening = 0;            // open requests not yet served; guarded by mu
-  std::uint64_t line_failures = 0;  // opens that failed; guarded by mu
-  std::atomic<std::uint64_t> line_opened{0};  // opens done, either way: wakes the waiters that asked
-  std::thread line_opener;
-
-  [[nodiscard]] std::uint64_t line_open_failures() {
-    std::lock_guard l(mu);
-    return line_failures;
-  }
-
-  void open_line_later() {
-    {
-      std::lock_guard l(mu);
-      if (stopping) return;
-      ++line_opening;
-      if (!line_opener.joinable()) line_opener = std::thread([this] { opener_loop(); });
-    }
-    line_cv.notify_all();
-  }
-
-  void opener_loop() {
-    std::unique_lock l(mu);
-    for (;;) {
-      line_cv.wait(l, [&] { return stopping || line_opening > 0; });
-      if (stopping) return;
-      --line_opening;
-      l.unlock();
-      try {
-        return_line(db->reopen());
-        l.lock();
-      } catch (const std::exception&) {
-        // No line connection: the waiters that asked poll without a place in line.
-        l.lock();
-        ++line_failures;
-      }
-      ++line_opened;
-      release_board::get().nudge();
-    }
   }
 
   // Whether waiters of this session can take a place in a wait line.
@@ -359,15 +399,19 @@ struct session_core {
     listener_started = true;
     // Connects on its own thread: the waiter that asked keeps polling meanwhile, and the
     // session's mutex is not held through a connection set-up.
-    listener = std::thread([this] {
-      std::shared_ptr<backend> conn;
-      try {
-        conn = db->reopen();
-      } catch (const std::exception&) {
-        return;  // no listener: waiting falls back to polling with backoff
-      }
-      if (conn->raw().can_listen()) listener_loop(std::move(conn));
-    });
+    try {
+      listener = std::thread([this] {
+        std::shared_ptr<backend> conn;
+        try {
+          conn = db->reopen();
+        } catch (...) {
+          return;  // no listener: waiting falls back to polling with backoff
+        }
+        if (conn->raw().can_listen()) listener_loop(std::move(conn));
+      });
+    } catch (...) {
+      // No thread, no listener: waiting falls back to polling with backoff.
+    }
   }
 
   void stop() {
@@ -583,11 +627,19 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   std::int64_t last_fence = 0;  // fence of the grant that refused us last; 0 = none yet (fences start at 1)
   clock_type::time_point last_change = started;
   us interval{0};  // smoothed time between observed grant changes; 0 = none seen yet
-  // session_options::fair: after the first refusal, wait in line; the head polls alone.
+  // session_options::fair: after the first refusal, wait in line; the head polls alone
+  // (and, on PostgreSQL, waiters whose line connection is still being opened, with tries
+  // that pass no one).
   std::unique_ptr<detail::line_place> place;  // leaves the line when acquire returns or throws
-  bool line_tried = false;  // took (or tried to take) a place in line
-  bool line_asked = false;  // asked for a line connection to be opened
-  std::uint64_t failures_before = 0;
+  bool line_tried = false;                    // took (or tried to take) a place in line, or gave up on one
+  std::shared_ptr<detail::session_core::line_ticket> ticket;  // a line connection being opened for us
+  struct withdraw_on_exit {
+    detail::session_core& c;
+    std::shared_ptr<detail::session_core::line_ticket>& t;
+    ~withdraw_on_exit() {
+      if (t) c.withdraw_line(*t);
+    }
+  } withdraw{c, ticket};
   const bool line_possible = c.can_queue();
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before trying: a release after this wakes us
@@ -625,20 +677,29 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
     if (now >= deadline)
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
     const auto opened_seen = c.line_opened.load();  // before looking: an open after this wakes the sleep below
-    auto line_conn = line_possible && !line_tried ? c.take_idle_line() : nullptr;
-    if (line_possible && !line_tried && !line_conn) {
-      if (!line_asked) {
-        // None idle: one is opened for us while we keep trying (no stall on the set-up).
-        line_asked = true;
-        failures_before = c.line_open_failures();
-        c.open_line_later();
-      } else if (c.line_open_failures() != failures_before) {
-        line_tried = true;  // an open failed (perhaps ours): wait without a place in line
+    const auto before = clock_type::now();
+    std::shared_ptr<detail::backend> line_conn;
+    if (line_possible && !line_tried) {
+      if (ticket) {
+        if (c.collect_line(*ticket, line_conn)) {
+          ticket.reset();
+          if (!line_conn) line_tried = true;  // the open failed: wait without a place in line
+        }
+      } else if (!(line_conn = c.take_idle_line())) {
+        if (c.db->kind() == dialect::postgresql) {
+          ticket = c.request_line();  // opened while we keep trying, queued behind the head
+        } else {
+          // MariaDB's tries cannot stay behind the head: open it now, as before.
+          try {
+            line_conn = c.db->reopen();
+          } catch (const std::exception&) {
+            line_tried = true;  // no line: waiting falls back to polling
+          }
+        }
       }
     }
     if (line_conn) {
       line_tried = true;
-      const auto before = clock_type::now();
       place = detail::enter_line(c, std::move(line_conn), name, deadline);
       if (place && c.opts.listen) place->listen();  // before the next try: no release after it is missed
       if (place || clock_type::now() - before > milliseconds(50)) {
@@ -682,13 +743,13 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
         place.reset();  // the line connection failed (and is dropped): wait without it
       }
     }
-    // A waiter about to take a place in line will listen there: no session listener (and
-    // no second connection set-up) for the moments before.
-    if (!line_possible || line_tried) {
+    if (ticket) {
+      // About to take a place in line, where it will listen: no session listener (and no
+      // second connection set-up) for the moments before. Wakes when its connection is ready.
+      board.wait(name, seen, until, &c.line_opened, opened_seen);
+    } else {
       c.ensure_listener();
       board.wait(name, seen, until);
-    } else {
-      board.wait(name, seen, until, &c.line_opened, opened_seen);  // or until a line connection is ready
     }
   }
 }

@@ -20,8 +20,9 @@ struct acquire_result {
 };
 
 // Retries a statement chosen as a deadlock victim (it was rolled back whole) a few times.
-// behind_line (PostgreSQL; the first try of a waiting acquire with session_options::fair):
-// lock_acquire_queued.sql, which does not grant a free name while a waiter heads its line.
+// behind_line (PostgreSQL; the tries of a waiting acquire with session_options::fair before
+// it has its place in line): lock_acquire_queued.sql, which does not grant a free name while
+// a waiter heads its line.
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                        const std::string& holder, bool behind_line = false);
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,

@@ -863,6 +863,49 @@ TEST_P(LockConformance, WaitersAreGrantedInArrivalOrder) {
   EXPECT_TRUE(eventually([&] { return in_line(db, name) == 0; })) << "a place in line was never given up";
 }
 
+// One session, several threads waiting at once, each for its own name: every one of them
+// must take its place in its name's line. Line connections are opened in the background,
+// one ticket per waiter: a connection opened for one thread must not be taken by another,
+// leaving the first without a place (it would poll, and on PostgreSQL its tries stay
+// queued behind any head). Then every thread is granted once its name is released.
+TEST_P(LockConformance, EveryWaitingThreadOfASessionTakesItsPlaceInLine) {
+  if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
+  std::string u;
+  auto db = fresh_migrated(u);
+  session holder(db, quick(30'000ms));
+  const int threads = 4;
+  std::vector<std::string> names;
+  std::vector<lease> held;
+  for (int i = 0; i < threads; ++i) {
+    names.push_back(unique_name("many" + std::to_string(i)));
+    auto l = holder.try_acquire(names.back());
+    ASSERT_TRUE(l);
+    held.push_back(std::move(*l));
+  }
+  auto wdb = dblock::open(u);
+  session waiters(wdb, quick(30'000ms));
+  std::atomic<int> granted{0}, errors{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; ++i)
+    ts.emplace_back([&, i] {
+      try {
+        auto l = waiters.acquire(names[i], 30s);
+        ++granted;
+        l.release();
+      } catch (const std::exception& e) {
+        ++errors;
+        std::fprintf(stderr, "waiter %d: %s\n", i, e.what());
+      }
+    });
+  for (int i = 0; i < threads; ++i)
+    EXPECT_TRUE(eventually([&] { return in_line(db, names[i]) == 1; }))
+        << "the waiter of " << names[i] << " never took its place in line";
+  for (auto& l : held) l.release();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(granted.load(), threads);
+}
+
 // A waiter process at the head of the line is SIGKILLed (its connection ends with it);
 // the waiter queued behind it must still get the lock once it is released, long before
 // one TTL (the most a line wait lasts), and within its own 20 s wait: timeouts counted, 0.
