@@ -29,6 +29,7 @@ struct options {
   int hot_rounds = 3;             // hot lock: rounds of (naive, dblock) per backend
   double hot_seconds = 4;         // hot lock: length of one round's measured window
   double hot_warmup = 1;          // hot lock: seconds run before that window (first connections)
+  std::filesystem::path hot_trace;  // hot lock: write every measured grant here (empty = no)
   int hold_ms = 1;                // hot lock: time the lock is held per acquisition
   int think_ms = 5;               // hot lock: time between a release and the next acquire
   int max_backoff_ms = 0;         // hot lock: session_options::max_backoff (0 = dblock's default)

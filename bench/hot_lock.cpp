@@ -24,6 +24,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -105,7 +107,7 @@ std::int64_t mono_us(bench_clock::time_point t) {
 }
 
 round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double warmup,
-                       double seconds, const std::string& name) {
+                       double seconds, const std::string& name, int round) {
   std::vector<child> kids;
   for (int i = 0; i < contenders; ++i)
     kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms));
@@ -126,10 +128,12 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
   struct grant_at {
     long long granted, released;  // us
     double asked;                 // us
+    std::size_t contender;
     bool operator<(const grant_at& o) const { return granted < o.granted; }
   };
   std::vector<grant_at> grants_at;
-  for (auto& k : kids) {
+  for (std::size_t ki = 0; ki < kids.size(); ++ki) {
+    auto& k = kids[ki];
     std::istringstream line(read_line(k.out));
     std::string tag;
     int grants = 0, timeouts = 0;
@@ -143,7 +147,7 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
     long long g, rel;
     while (line >> w >> g >> rel) {
       waits.push_back(w);
-      grants_at.push_back({g, rel, static_cast<double>(g) - w * 1000});
+      grants_at.push_back({g, rel, static_cast<double>(g) - w * 1000, ki});
     }
     std::fclose(k.in);
     std::fclose(k.out);
@@ -165,6 +169,19 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
     if (grants_at[i].asked < static_cast<double>(grants_at[i - 1].released))
       handoffs.push_back(static_cast<double>(grants_at[i].granted - grants_at[i - 1].released));
   r.handoff = percentile(handoffs, 50);
+  if (!o.hot_trace.empty()) {
+    // Every measured grant, for analysis (docs/performance.md, Hot lock): CLOCK_MONOTONIC
+    // microseconds, and the offset that turns them into UTC (to compare with server logs).
+    std::filesystem::create_directories(o.hot_trace);
+    const auto file = o.hot_trace / (c.name + "-" + mode + "-" + std::to_string(round) + ".csv");
+    std::ofstream t(file);
+    const auto wall = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+    t << "# utc_us = monotonic_us + " << (wall - mono_us(bench_clock::now())) << "\n";
+    t << "contender,asked_us,granted_us,released_us\n";
+    for (const auto& g : grants_at)
+      t << g.contender << ',' << static_cast<long long>(g.asked) << ',' << g.granted << ',' << g.released << '\n';
+  }
   const int lo = *std::min_element(r.grants.begin(), r.grants.end());
   const int hi = *std::max_element(r.grants.begin(), r.grants.end());
   r.fairness = lo == 0 ? static_cast<double>(hi) : static_cast<double>(hi) / lo;
@@ -197,7 +214,7 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       // Alternate which mode goes first, so drift on the machine does not favour one.
       for (int m = 0; m < 2; ++m) {
         const bool dblock_mode = (m == 0) == (i % 2 == 1);
-        auto r = run_round(c, dblock_mode ? "dblock" : "naive", o, n, warmup, seconds, "bench:hot");
+        auto r = run_round(c, dblock_mode ? "dblock" : "naive", o, n, warmup, seconds, "bench:hot", i + 1);
         note("  " + c.name + " round " + std::to_string(i + 1) + " " + (dblock_mode ? "dblock" : "naive ") + ": " +
              std::to_string(r.throughput) + " acq/s, wait p50 " + std::to_string(r.p50) + " ms p99 " +
              std::to_string(r.p99) + " ms max " + std::to_string(r.max_wait) + " ms, hand-off " +
