@@ -201,7 +201,7 @@ struct session_core {
       if (stopping) return;
       auto t = std::move(line_requests.front());
       line_requests.pop_front();
-      if (t->withdrawn) continue;  // its acquire is over: no set-up for nobody
+      if (t->withdrawn) continue;  // its acquire is over: nothing to set up
       l.unlock();
       std::shared_ptr<backend> conn, spare;
       try {
