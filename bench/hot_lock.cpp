@@ -207,7 +207,8 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
   const int rounds = tiny ? 1 : o.hot_rounds;
   note("hot lock: " + std::to_string(n) + " contender processes, hold " + std::to_string(o.hold_ms) + " ms, think " +
        std::to_string(o.think_ms) + " ms, " + std::to_string(rounds) + " rounds x (" + std::to_string(warmup) +
-       " s warm-up + " + std::to_string(seconds) + " s measured) per mode" + (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
+       " s warm-up + " + std::to_string(seconds) + " s measured) per mode" +
+       (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
   for (const auto& c : combos) {
     std::vector<round_result> naive, smart;
     for (int i = 0; i < rounds; ++i) {

@@ -1,7 +1,8 @@
 // lib/core/idempotency_detail.hpp — the pure (database-free) pieces of the idempotency
 // store (lib/core/idempotency.cpp): input validation, hex coding of bodies, the canonical
-// encoding behind fingerprint_fields(), and UTC time formatting for the CLI. Internal;
-// exposed for tests/unit/idempotency_unit_test.cpp and lib/cli/idempotency.cpp.
+// encoding behind fingerprint_fields(), and UTC time formatting (the CLI's, and the lock
+// store's read-only probe's). Internal; exposed for tests/unit/idempotency_unit_test.cpp,
+// lib/cli/idempotency.cpp and lib/core/lock_store.cpp.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,11 @@
--- The first try of a waiting acquire() (session_options::fair): lock_acquire.sql, except
+-- The tries of a waiting acquire() (session_options::fair) until it has its place in line -
+-- its first try, and those while its line connection is being opened: lock_acquire.sql, except
 -- that a free or expired name is not granted while a waiter heads its wait line
 -- (migration 0004_acquire_behind_line.sql): the caller then joins the line instead of
 -- barging ahead of it. No row then (free name) or granted = 0 (expired row, as read).
 -- try_acquire() and the head's own tries use lock_acquire.sql and never queue.
 -- No plain-SQL fast path here (lock_acquire.sql has one). Under contention this statement
--- is refused every time - each waiting acquire's first try meets a holder - and a refusal
+-- is refused every time - a waiting acquire's first try meets a holder - and a refusal
 -- through the fast path's statement costs ~35 us more server CPU; an uncontended acquire()
 -- pays the PL/pgSQL call (~30 us) instead. Hot lock, 8 contenders, 4 A/B pairs: 1.09-1.38x
 -- the naive loop's grants with the fast path here, 1.18-1.54x without (docs/performance.md).
