@@ -41,6 +41,9 @@ struct options {
   double reap_duty = -1;             // reaper_options::duty_cycle (< 0: the library default)
   int reap_async = -1;               // reaper_options::async_commit (0/1; < 0: the library default)
   int renew_locks = 1000;
+  // micro: where the bench process and the local servers run (bench/placement.hpp); the
+  // tiny CI size pins nothing unless asked, since CI's servers are shared with other tests.
+  std::string micro_placement = "split";
   bool require_all = false;  // DBLOCK_TEST_REQUIRE_ALL=1: a missing server URL fails
 };
 
@@ -91,10 +94,14 @@ class report {
   [[nodiscard]] const std::vector<result>& all() const { return results_; }
   void fail(const std::string& what) { failures_.push_back(what); }
   [[nodiscard]] const std::vector<std::string>& failures() const { return failures_; }
+  // How the run was set up, for the JSON's "meta" (e.g. micro_placement).
+  void set_meta(const std::string& key, const std::string& value) { meta_.emplace_back(key, value); }
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& meta() const { return meta_; }
 
  private:
   std::vector<result> results_;
   std::vector<std::string> failures_;
+  std::vector<std::pair<std::string, std::string>> meta_;
 };
 
 // The metric line of a result (what stdout and bench.txt carry).

@@ -273,6 +273,11 @@ int run(int argc, char** argv) {
   app.add_option("--expired-rows-sqlite", o.expired_rows_sqlite, "reaper: expired rows per round on SQLite");
   app.add_option("--reap-async-commit", o.reap_async,
                  "reaper: dblock's reaper_options::async_commit, 0 or 1 (default: the library's default)");
+  std::string placement_arg;
+  app.add_option("--placement", placement_arg,
+                 "micro: split (bench and servers on two CPUs; the full size's default), same (one CPU) or "
+                 "free (unpinned; the tiny size's default)")
+      ->check(CLI::IsMember({"split", "same", "free"}));
   app.add_option("--reap-duty", o.reap_duty,
                  "reaper: dblock's reaper_options::duty_cycle, (0, 1] (default: the library's default)");
   try {
@@ -282,6 +287,7 @@ int run(int argc, char** argv) {
   }
   o.size = size == "tiny" ? size_kind::tiny : size_kind::full;
   if (o.size == size_kind::tiny) o.reps = 2;
+  o.micro_placement = !placement_arg.empty() ? placement_arg : o.size == size_kind::tiny ? "free" : "split";
   o.require_all = env("DBLOCK_TEST_REQUIRE_ALL") == std::optional<std::string>("1");
   o.out_dir = out.empty() ? std::filesystem::path(DBLOCK_BENCH_SOURCE_DIR) / "results" : std::filesystem::path(out);
   std::filesystem::create_directories(o.out_dir);
@@ -369,7 +375,9 @@ int run(int argc, char** argv) {
                         {"reap_batch", o.reap_batch},
                         {"reap_duty", o.reap_duty},
                         {"reap_async_commit", o.reap_async},
-                        {"renew_locks", o.renew_locks}}}};
+                        {"renew_locks", o.renew_locks},
+                        {"placement", o.micro_placement}}}};
+  for (const auto& [key, value] : rep.meta()) meta[key] = value;
   nlohmann::json servers = nlohmann::json::object();
   for (const auto& c : combos) servers[c.name] = server_version(c);
   meta["servers"] = servers;

@@ -19,6 +19,7 @@
 
 #include "bench.hpp"
 #include "dblock/dblock.hpp"
+#include "placement.hpp"
 #include "twins.hpp"
 #ifdef DBLOCK_BENCH_IDEMPOTENCY
 #include "dblock/idempotency.hpp"
@@ -275,7 +276,17 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
   int argc = static_cast<int>(args.size());
   benchmark::Initialize(&argc, args.data());
   collector col;
-  benchmark::RunSpecifiedBenchmarks(&col);
+  {
+    // Every connection is open: pin them (bench/placement.hpp) for the timed part only.
+    std::vector<pid_t> servers;
+    for (auto& x : ctxs)
+      for (pid_t p : server_processes(*x->raw, x->c.kind))
+        if (std::find(servers.begin(), servers.end(), p) == servers.end()) servers.push_back(p);
+    cpu_pin pin(parse_placement(o.micro_placement), servers);
+    note("micro placement: " + pin.description());
+    rep.set_meta("micro_placement", pin.description());
+    benchmark::RunSpecifiedBenchmarks(&col);
+  }
   benchmark::ClearRegisteredBenchmarks();
   for (const auto& e : col.errors) rep.fail(e);
 
