@@ -136,6 +136,18 @@ struct session_core {
     std::lock_guard l(mu);
     if (busy.size() >= 1024) busy.clear();  // many names tried once: keep it small
     busy[name] = {sent + h.expires_in, generation};
+    freed.erase(name);
+  }
+
+  // PostgreSQL: names this session has reason to think free - it released them itself last.
+  // A try of such a name (or of a busy name whose release was seen since, or that a probe
+  // found free) sends lock_acquire_fresh.sql, the grant without lock_acquire.sql's
+  // fallback, and falls back to lock_acquire.sql only when that returns no row. Guarded by mu.
+  std::unordered_set<std::string> freed;
+  void note_freed(const std::string& name) {
+    std::lock_guard l(mu);
+    if (freed.size() >= 1024) freed.clear();
+    freed.insert(name);
   }
 
   // session_options::fair: idle wait-line connections, kept for reuse (a place in line is
@@ -558,6 +570,7 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
   auto& c = *core_;
   const auto generation = detail::release_board::get().generation(name);  // before sending
   bool probe_first = false;
+  bool likely_free = false;  // see session_core::freed
   {
     std::lock_guard l(c.mu);
     if (auto it = c.held.find(name); it != c.held.end() && !it->second->lost &&
@@ -569,16 +582,29 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
     }
     if (auto it = c.busy.find(name); it != c.busy.end()) {
       probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
+      // Released since (not merely past its expiry, which means a takeover): likely free.
+      likely_free = it->second.generation != generation;
       if (!probe_first) c.busy.erase(it);
+    } else {
+      likely_free = c.freed.count(name) > 0;
     }
   }
   const auto t0 = clock_type::now();  // before sending: the local deadline errs early
   detail::lock_store::acquire_result r;
-  if (probe_first) r.state = detail::lock_store::probe(*c.db, name, c.owner);
-  if (!r.state) r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line);
+  if (probe_first) {
+    r.state = detail::lock_store::probe(*c.db, name, c.owner);
+    likely_free = !r.state;  // no live holder: free (or expired, or ours)
+  }
+  if (!r.state)
+    r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line, likely_free);
   if (!r.granted) {
     detail::count(counter::lock_not_acquired);
-    if (r.state) c.note_busy(name, *r.state, generation, t0);
+    if (r.state) {
+      c.note_busy(name, *r.state, generation, t0);
+    } else if (likely_free) {
+      std::lock_guard l(c.mu);
+      c.freed.erase(name);  // not free after all (a lost race): no second guess
+    }
     if (refused) *refused = std::move(r.state);
     return std::nullopt;
   }
@@ -587,6 +613,7 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
   {
     std::lock_guard l(c.mu);
     c.busy.erase(name);
+    c.freed.erase(name);
     auto& slot = c.held[name];
     if (!slot || slot->lost || slot->fence != r.state->fence) {
       slot = std::make_shared<detail::held_lock>();
@@ -829,6 +856,7 @@ void lease::release() {
   // makes that safe, and it frees the name sooner.
   bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold, core->opts.async_release);
   if (final_hold) detail::release_board::get().bump(h->name);
+  if (final_hold && ours) core->note_freed(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
   if (ours) detail::count(counter::lock_released);
   if (!ours) {

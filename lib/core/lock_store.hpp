@@ -23,10 +23,13 @@ struct acquire_result {
 // behind_line (PostgreSQL; the tries of a waiting acquire with session_options::fair before
 // it has its place in line): lock_acquire_queued.sql, which does not grant a free name while
 // a waiter heads its line.
+// likely_free (PostgreSQL, not behind_line; the session released the name last or saw a
+// release of it since its refusal): lock_acquire_fresh.sql first, the grant without
+// lock_acquire.sql's fallback (cheaper per grant); when it returns no row, lock_acquire.sql.
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                       const std::string& holder, bool behind_line = false);
+                       const std::string& holder, bool behind_line = false, bool likely_free = false);
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                            const std::string& holder, bool behind_line = false);
+                            const std::string& holder, bool behind_line = false, bool likely_free = false);
 std::optional<lock_info> holder(backend& b, const std::string& name);
 // Read-only retry of a refused acquire (lock_probe.sql): the row when another owner holds
 // `name` live, else nothing (free, expired or ours: run acquire). One round trip.

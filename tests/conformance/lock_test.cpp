@@ -333,8 +333,12 @@ TEST_P(LockConformance, RepeatedRefusalsAreReadsAndAFreedNameIsStillTaken) {
   auto third_db = open();
   session s(db, quick(30'000ms)), other(other_db, quick(30'000ms)), third(third_db, quick(30'000ms));
   const auto name = unique_name("probe");
-  for (auto* warm : {&other, &third}) {  // lock_acquire.sql prepared (libpqxx, Connector/C++) before counting
-    auto w = warm->try_acquire(unique_name("warm"));
+  for (auto* warm : {&other, &third}) {  // statements prepared (libpqxx, Connector/C++) before counting
+    const auto warm_name = unique_name("warm");
+    auto w = warm->try_acquire(warm_name);  // lock_acquire.sql
+    ASSERT_TRUE(w);
+    w->release();
+    w = warm->try_acquire(warm_name);  // released here: lock_acquire_fresh.sql on PostgreSQL
     ASSERT_TRUE(w);
     w->release();
   }
@@ -597,6 +601,48 @@ TEST_P(LockConformance, FailedTryLeavesTheHoldersRowUntouched) {
     ASSERT_EQ(after.rows.size(), 1u);
     EXPECT_EQ(after.rows[0][0], before.rows[0][0]) << "row rewritten";
     EXPECT_EQ(after.rows[0][1], std::optional<std::string>("0")) << "row locked by a failed try";
+  }
+}
+
+// A session that released a name itself tries it next with the grant alone
+// (PostgreSQL: lock_acquire_fresh.sql), and falls back to lock_acquire.sql when the name has
+// a row after all. Both outcomes of that fallback: another owner's expired row is taken over
+// with a larger fence (it fails if a miss of the grant-only statement is taken for a
+// refusal), and another owner's live row refuses the try and is left exactly as it was, in
+// two round trips on PostgreSQL (the miss, then the full statement) and one elsewhere.
+TEST_P(LockConformance, ANameReleasedHereButTakenMeanwhileIsTakenOverOrRefused) {
+  auto db = open();
+  auto db2 = open();
+  auto db3 = open();
+  session s(db, quick()), other(db2, quick()), third(db3, quick());
+  const auto name = unique_name("freed");
+  auto mine = s.try_acquire(name);
+  ASSERT_TRUE(mine);
+  mine->release();
+  auto theirs = other.try_acquire(name);
+  ASSERT_TRUE(theirs);
+  raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
+                : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
+                                           : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
+            {name});
+  auto again = s.try_acquire(name);
+  ASSERT_TRUE(again) << "another owner's expired row was not taken over";
+  EXPECT_GT(again->fence(), theirs->fence());
+  again->release();
+
+  auto live = third.try_acquire(name);
+  ASSERT_TRUE(live);
+  const std::string row_sql = std::string("SELECT owner, fence, holds, holder, CAST(expires_at AS ") +
+                              (kind() == dialect::mysql ? "CHAR" : "TEXT") + ") FROM dblock_locks WHERE name = $1";
+  const auto row_before = raw_query(db, row_sql, {name});
+  std::optional<lease> refused;
+  EXPECT_EQ(round_trips_of(db, [&] { refused = s.try_acquire(name); }), kind() == dialect::postgresql ? 2u : 1u);
+  EXPECT_FALSE(refused) << "granted over another owner's live row";
+  EXPECT_EQ(raw_query(db, row_sql, {name}).rows, row_before.rows);
+  live->release();
+  try {
+    theirs->release();
+  } catch (const lock_lost&) {
   }
 }
 
