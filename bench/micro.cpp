@@ -280,8 +280,9 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     // Every connection is open: pin them (bench/placement.hpp) for the timed part only.
     std::vector<pid_t> servers;
     for (auto& x : ctxs)
-      for (pid_t p : server_processes(*x->raw, x->c.kind))
-        if (std::find(servers.begin(), servers.end(), p) == servers.end()) servers.push_back(p);
+      for (raw_client* rc : {x->raw.get(), x->raw_big.get()})
+        for (pid_t p : server_processes(*rc, x->c.kind))
+          if (std::find(servers.begin(), servers.end(), p) == servers.end()) servers.push_back(p);
     cpu_pin pin(parse_placement(o.micro_placement), servers);
     note("micro placement: " + pin.description());
     rep.set_meta("micro_placement", pin.description());

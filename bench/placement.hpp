@@ -6,7 +6,7 @@
 // `SELECT 1` differ by up to 2x (docs/performance.md, Method, "CPU placement"), and a dblock
 // op and its twin, on different connections, differ by that lottery. So, for the micro
 // part only, the bench process and the local servers are pinned, and restored afterwards:
-//   split  the bench process on one CPU, the servers on another (the default: like a client
+//   split  the bench process on one CPU, the servers on another (the full size's default: like a client
 //          and a database on separate hosts, every answer is a cross-CPU wake-up)
 //   same   everything on one CPU (the cheapest round trip: overheads weigh most)
 //   free   no pinning (the scheduler decides, as before round 6)
@@ -16,7 +16,6 @@
 #include <sys/types.h>
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "dblock/database.hpp"
@@ -30,15 +29,23 @@ enum class placement { split, same, free };
 [[nodiscard]] placement parse_placement(const std::string& s);  // throws std::invalid_argument
 [[nodiscard]] const char* to_string(placement p);
 
-// The local server process behind connection `c`, for pinning: PostgreSQL - the
-// postmaster (the parent of this connection's backend; cpu_pin pins its children with it,
-// and backends forked later inherit the pin); MariaDB - mysqld (from @@pid_file). Empty when
+// The local server processes behind connection `c`, for pinning: PostgreSQL - the backends
+// connected to c's database (the bench's own connections: a pin that outlives a killed
+// bench ends with them); MariaDB - mysqld (from @@pid_file), all of its threads. Empty when
 // they are not on this machine (checked by process name) or not found.
 [[nodiscard]] std::vector<pid_t> server_processes(raw_client& c, dblock::dialect d);
 
-// Pins while it lives; restores every thread's previous CPU mask when destroyed. Pinning
-// other users' processes needs root (CAP_SYS_NICE); where that, or a second CPU for
-// `split`, is missing, nothing is pinned and description() says why.
+struct cpu_pin_entry {
+  pid_t pid;  // the process the thread belongs to
+  pid_t tid;
+  cpu_set_t before;  // its mask before the pin
+};
+
+// Pins while it lives (threads that exist when it is made); restores the threads it pinned
+// when destroyed, or when SIGINT, SIGTERM or SIGHUP ends the bench meanwhile. Threads started
+// while pinned keep the pin (the micro part starts none that outlive it). Pinning other
+// users' processes needs root (CAP_SYS_NICE); where that, or a second CPU for `split`, is
+// missing, nothing is pinned and description() says why.
 class cpu_pin {
  public:
   cpu_pin(placement p, const std::vector<pid_t>& servers);
@@ -50,10 +57,11 @@ class cpu_pin {
   [[nodiscard]] bool pinned() const noexcept { return !saved_.empty(); }
 
  private:
+  void pin_all(placement p, const std::vector<pid_t>& servers);
   void restore();
 
-  std::vector<std::pair<pid_t, cpu_set_t>> saved_;    // thread id -> its mask before
-  std::vector<std::pair<pid_t, cpu_set_t>> servers_;  // server process -> its mask before
+  std::vector<cpu_pin_entry> saved_;
+  bool handlers_ = false;
   std::string desc_;
 };
 
