@@ -163,7 +163,8 @@ class session {
 
  private:
   // try_acquire, and the row of the refusing holder when the statement returned it.
-  std::optional<lease> try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line = false);
+  std::optional<lease> try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line = false,
+                                bool at_head = false);
   std::shared_ptr<detail::session_core> core_;
 };
 

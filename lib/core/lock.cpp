@@ -132,17 +132,18 @@ struct session_core {
   std::unordered_map<std::string, busy_hint> busy;
 
   void note_busy(const std::string& name, const lock_info& h, std::uint64_t generation, clock_type::time_point sent) {
-    if (h.expires_in.count() <= 0) return;
     std::lock_guard l(mu);
+    freed.erase(name);  // refused: not free
+    if (h.expires_in.count() <= 0) return;
     if (busy.size() >= 1024) busy.clear();  // many names tried once: keep it small
     busy[name] = {sent + h.expires_in, generation};
-    freed.erase(name);
   }
 
-  // PostgreSQL: names this session has reason to think free - it released them itself last.
-  // A try of such a name (or of a busy name whose release was seen since, or that a probe
-  // found free) sends lock_acquire_fresh.sql, the grant without lock_acquire.sql's
-  // fallback, and falls back to lock_acquire.sql only when that returns no row. Guarded by mu.
+  // Names this session released itself last (kept on every dialect, used on PostgreSQL). A
+  // try of such a name - or, by the head of its wait line, of a name whose release was seen
+  // since its refusal or that lock_probe.sql found free - sends lock_acquire_fresh.sql, the
+  // grant without lock_acquire.sql's fallback, and lock_acquire.sql only when that returns
+  // no row. A stale entry costs that one round trip, nothing else. Guarded by mu.
   std::unordered_set<std::string> freed;
   void note_freed(const std::string& name) {
     std::lock_guard l(mu);
@@ -566,7 +567,8 @@ std::optional<lease> session::try_acquire(std::string_view name_view) {
   return try_once(std::string(name_view), nullptr);
 }
 
-std::optional<lease> session::try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line) {
+std::optional<lease> session::try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line,
+                                       bool at_head) {
   auto& c = *core_;
   const auto generation = detail::release_board::get().generation(name);  // before sending
   bool probe_first = false;
@@ -580,20 +582,21 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
       detail::count(counter::lock_not_acquired);
       return std::nullopt;  // another thread of this session owns it
     }
+    likely_free = c.freed.count(name) > 0;
     if (auto it = c.busy.find(name); it != c.busy.end()) {
       probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
-      // Released since (not merely past its expiry, which means a takeover): likely free.
-      likely_free = it->second.generation != generation;
+      // The head of the line, woken by a release (not merely past the holder's expiry, which
+      // means a takeover), is the one waiter that tries: likely free. Other waiters and
+      // pollers race for it, and all but one would miss.
+      likely_free = likely_free || (at_head && it->second.generation != generation);
       if (!probe_first) c.busy.erase(it);
-    } else {
-      likely_free = c.freed.count(name) > 0;
     }
   }
   const auto t0 = clock_type::now();  // before sending: the local deadline errs early
   detail::lock_store::acquire_result r;
   if (probe_first) {
     r.state = detail::lock_store::probe(*c.db, name, c.owner);
-    likely_free = !r.state;  // no live holder: free (or expired, or ours)
+    if (at_head) likely_free = !r.state;  // no live holder: free (or expired, or ours)
   }
   if (!r.state)
     r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line, likely_free);
@@ -677,7 +680,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
       // line instead of barging ahead of it (PostgreSQL): its first try, and those while
       // its line connection is being opened. Later tries are the head's own, or a
       // waiter's out of patience (or without a line connection).
-      l = try_once(name, &h, line_possible && !line_tried);
+      l = try_once(name, &h, line_possible && !line_tried, place != nullptr);
     } catch (const transaction_conflict&) {
       // Still a deadlock victim after lock_store's quick retries: contention; keep waiting.
     }
@@ -852,9 +855,11 @@ void lease::release() {
       if (it != core->held.end() && it->second == h) core->held.erase(it);  // the watchdog stops renewing it
     }
   }
-  // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner = ?
-  // makes that safe, and it frees the name sooner.
-  bool ours = detail::lock_store::release(*core->db, h->name, core->owner, final_hold, core->opts.async_release);
+  // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner and
+  // fence make that safe (a newer grant of the name to this session has another fence and
+  // is left alone), and it frees the name sooner.
+  bool ours =
+      detail::lock_store::release(*core->db, h->name, core->owner, h->fence, final_hold, core->opts.async_release);
   if (final_hold) detail::release_board::get().bump(h->name);
   if (final_hold && ours) core->note_freed(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);

@@ -89,8 +89,9 @@ std::optional<lock_info> probe(backend& b, const std::string& name, const std::s
   return i;
 }
 
-bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold, bool no_flush) {
-  const std::vector<value> params{name, owner};
+bool release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence, bool final_hold,
+             bool no_flush) {
+  const std::vector<value> params{name, owner, fence};
   auto r = retry_conflicts(b, [&] {
     if (no_flush && final_hold && b.kind() == dialect::postgresql)
       // Inside a transaction set_config(..., true) would last until that transaction ends

@@ -23,9 +23,9 @@ struct acquire_result {
 // behind_line (PostgreSQL; the tries of a waiting acquire with session_options::fair before
 // it has its place in line): lock_acquire_queued.sql, which does not grant a free name while
 // a waiter heads its line.
-// likely_free (PostgreSQL, not behind_line; the session released the name last or saw a
-// release of it since its refusal): lock_acquire_fresh.sql first, the grant without
-// lock_acquire.sql's fallback (cheaper per grant); when it returns no row, lock_acquire.sql.
+// likely_free (PostgreSQL, not behind_line; see session_core::freed for when the session
+// says so): lock_acquire_fresh.sql first, the grant without lock_acquire.sql's fallback
+// (cheaper per grant); when it returns no row, lock_acquire.sql.
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                        const std::string& holder, bool behind_line = false, bool likely_free = false);
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
@@ -34,10 +34,13 @@ std::optional<lock_info> holder(backend& b, const std::string& name);
 // Read-only retry of a refused acquire (lock_probe.sql): the row when another owner holds
 // `name` live, else nothing (free, expired or ours: run acquire). One round trip.
 std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner);
-// Deletes the row (final) or decrements holds. False when it was no longer ours.
+// Deletes the row (final) or decrements holds of grant `fence`. False when it was no longer
+// ours - including a row of the same owner with another fence (a newer grant of the name to
+// this session after this one was lost): that row is left alone.
 // no_flush: PostgreSQL's final release outside a transaction commits without waiting
 // for its WAL flush (lock_release_async.sql); ignored elsewhere.
-bool release(backend& b, const std::string& name, const std::string& owner, bool final_hold, bool no_flush = false);
+bool release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence, bool final_hold,
+             bool no_flush = false);
 // Renews every live lock of owner; returns the names still ours. `expected` = the number
 // of locks held locally (MySQL reads names only when fewer rows matched).
 std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,

@@ -1,2 +1,3 @@
--- Releases one re-entrant hold of lease lock $1 by owner $2; returns holds left.
-UPDATE dblock_locks SET holds = holds - 1 WHERE name = $1 AND owner = $2 AND holds > 1 RETURNING holds
+-- Releases one re-entrant hold of lease lock $1 by owner $2, grant $3 (its fence; re-entry
+-- keeps it); returns holds left.
+UPDATE dblock_locks SET holds = holds - 1 WHERE name = $1 AND owner = $2 AND fence = $3 AND holds > 1 RETURNING holds

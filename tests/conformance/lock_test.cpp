@@ -8,7 +8,9 @@
 #include <atomic>
 #include <csignal>
 #include <functional>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "conformance/fixture.hpp"
@@ -604,6 +606,33 @@ TEST_P(LockConformance, FailedTryLeavesTheHoldersRowUntouched) {
   }
 }
 
+// A lease that was lost (its row expired) while its session then got the name again (a new
+// grant, a new fence) must not release that newer grant: its release fails with lock_lost
+// and the newer lease's row stays. (Release deletes by name, owner and fence; by name and
+// owner alone it would delete the newer grant, which then has no row while its holder
+// believes it holds the name.)
+TEST_P(LockConformance, AStaleLeaseDoesNotReleaseANewerGrantOfItsSession) {
+  auto db = open();
+  session s(db, quick(30'000ms));
+  const auto name = unique_name("stale");
+  auto old_lease = s.try_acquire(name);
+  ASSERT_TRUE(old_lease);
+  raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
+                : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
+                                           : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
+            {name});
+  auto new_lease = s.try_acquire(name);
+  ASSERT_TRUE(new_lease) << "the session's own expired row was not taken over";
+  ASSERT_GT(new_lease->fence(), old_lease->fence());
+  EXPECT_THROW(old_lease->release(), lock_lost);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1 AND fence = $2", {name, new_lease->fence()}),
+            1)
+      << "the stale lease's release deleted the newer grant";
+  EXPECT_TRUE(new_lease->is_held());
+  EXPECT_NO_THROW(new_lease->release());
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name}), 0);
+}
+
 // A session that released a name itself tries it next with the grant alone
 // (PostgreSQL: lock_acquire_fresh.sql), and falls back to lock_acquire.sql when the name has
 // a row after all. Both outcomes of that fallback: another owner's expired row is taken over
@@ -614,7 +643,7 @@ TEST_P(LockConformance, ANameReleasedHereButTakenMeanwhileIsTakenOverOrRefused) 
   auto db = open();
   auto db2 = open();
   auto db3 = open();
-  session s(db, quick()), other(db2, quick()), third(db3, quick());
+  session s(db, quick()), other(db2, quick()), third(db3, quick(30'000ms));  // third: no renewal mid-check
   const auto name = unique_name("freed");
   auto mine = s.try_acquire(name);
   ASSERT_TRUE(mine);
@@ -1048,7 +1077,9 @@ TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
 // owner's row. After its COMMIT the try must be refused (the PL/pgSQL function decides),
 // the winner's row untouched. After a ROLLBACK instead the try must be granted with a fence
 // above the one drawn while it waited - a try that drew its fence before taking the grant
-// lock would carry the smaller one.
+// lock would carry the smaller one. Run twice: by a session that knows nothing of the name
+// (lock_acquire.sql), and by one that released it itself just before
+// (lock_acquire_fresh.sql, whose miss must fall back to lock_acquire.sql, not refuse).
 TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
   if (kind() != dialect::postgresql) GTEST_SKIP() << "the plain-SQL fresh grant is PostgreSQL's";
   auto db = open();
@@ -1060,17 +1091,34 @@ TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
                      " AND NOT granted AND CAST(objid AS bigint) = (CAST(hashtext($1) AS bigint) & 4294967295)",
                      {name}) == 1;
   };
-  for (const bool commit : {true, false}) {
-    raw_exec(blocker, "BEGIN");
-    raw_query(blocker, "SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext($1)) AS text)", {name});
+  for (const auto& [hint, commits] :
+       std::vector<std::pair<bool, bool>>{{false, true}, {false, false}, {true, true}, {true, false}}) {
+    const bool released_here = hint, commit = commits;  // plain bools for the racer's lambda
+    SCOPED_TRACE(std::string(released_here ? "released here first" : "a name new to the session") +
+                 (commit ? ", winner commits" : ", winner rolls back"));
     bool got = false;
     std::int64_t fence = 0;
     std::string error;
+    std::promise<void> warmed, go;
+    auto go_signal = go.get_future();
     std::thread racer([&] {
+      std::optional<session> s;
       try {
         auto rdb = open();
-        session s(rdb, quick());
-        if (auto l = s.try_acquire(name)) {
+        s.emplace(rdb, quick());
+        if (released_here) {
+          auto w = s->try_acquire(name);
+          if (!w) throw std::runtime_error("the warm-up grant was refused");
+          w->release();
+        }
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      warmed.set_value();
+      go_signal.wait();
+      try {
+        if (!error.empty() || !s) return;
+        if (auto l = s->try_acquire(name)) {
           got = true;
           fence = l->fence();
           l->release();
@@ -1079,7 +1127,11 @@ TEST_P(LockConformance, FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused) {
         error = e.what();
       }
     });
-    const bool waited = eventually(waiting_for_grant_lock);
+    warmed.get_future().wait();
+    raw_exec(blocker, "BEGIN");
+    raw_query(blocker, "SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext($1)) AS text)", {name});
+    go.set_value();
+    const bool waited = error.empty() && eventually(waiting_for_grant_lock);
     std::int64_t winner_fence = 0;
     try {
       winner_fence = query_int(
