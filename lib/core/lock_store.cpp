@@ -92,15 +92,22 @@ std::optional<lock_info> probe(backend& b, const std::string& name, const std::s
 bool release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence, bool final_hold,
              bool no_flush) {
   const std::vector<value> params{name, owner, fence};
+  auto done = [&](const result& r) { return b.kind() == dialect::mysql ? r.affected > 0 : !r.rows.empty(); };
+  auto decrement = [&] { return retry_conflicts(b, [&] { return b.exec("lock_decrement", params); }); };
+  if (!final_hold) return done(decrement());
   auto r = retry_conflicts(b, [&] {
-    if (no_flush && final_hold && b.kind() == dialect::postgresql)
+    if (no_flush && b.kind() == dialect::postgresql)
       // Inside a transaction set_config(..., true) would last until that transaction ends
       // and weaken its commit: only a release that is its own transaction skips the flush.
       return b.exec_unless_in_transaction("lock_release_async", "lock_release", params);
-    return b.exec(final_hold ? "lock_release" : "lock_decrement", params);
+    return b.exec("lock_release", params);
   });
-  if (b.kind() == dialect::mysql) return r.affected > 0;
-  return !r.rows.empty();
+  if (done(r)) return true;
+  // Not deleted: the row is gone or another's (not ours: the decrement finds nothing
+  // either), or it has more holds than this session counted - another thread of a
+  // session-scoped session re-entered through the database after this thread's last local
+  // hold was released. Then this release is one of those holds.
+  return done(decrement());
 }
 
 std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,

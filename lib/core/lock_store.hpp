@@ -34,9 +34,11 @@ std::optional<lock_info> holder(backend& b, const std::string& name);
 // Read-only retry of a refused acquire (lock_probe.sql): the row when another owner holds
 // `name` live, else nothing (free, expired or ours: run acquire). One round trip.
 std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner);
-// Deletes the row (final) or decrements holds of grant `fence`. False when it was no longer
-// ours - including a row of the same owner with another fence (a newer grant of the name to
-// this session after this one was lost): that row is left alone.
+// Deletes the row (final: only while the database counts one hold; a second statement
+// decrements it when another thread of a session-scoped session re-entered meanwhile) or
+// decrements holds of grant `fence`. False when it was no longer ours - including a row of
+// the same owner with another fence (a newer grant of the name to this session after this
+// one was lost): that row is left alone.
 // no_flush: PostgreSQL's final release outside a transaction commits without waiting
 // for its WAL flush (lock_release_async.sql); ignored elsewhere.
 bool release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence, bool final_hold,

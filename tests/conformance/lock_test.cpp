@@ -37,6 +37,13 @@ class LockConformance : public conformance {
   std::int64_t row_holds(database& db, const std::string& name) {
     return query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name});
   }
+  // Moves the row's expiry 10 minutes into the past by the server's clock.
+  void expire_row(database& db, const std::string& name) {
+    raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
+                  : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
+                                             : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
+              {name});
+  }
   // Runs `work` (returns its violations) in this process and in a forked child at once;
   // both must report 0.
   static void expect_clean_in_two_processes(const std::function<int()>& work, const std::string& what) {
@@ -153,10 +160,7 @@ TEST_P(LockConformance, FencesStrictlyIncreaseAcrossReleaseTakeoverAndDeletion) 
     ASSERT_TRUE(l2);
     check(l2->fence(), "after release");
     // Expire it by the server's clock, then take it over from another session.
-    raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
-                  : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
-                                             : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
-              {name});
+    expire_row(db, name);
     auto db2 = open();
     session t(db2, quick());
     auto l3 = t.try_acquire(name);
@@ -617,10 +621,7 @@ TEST_P(LockConformance, AStaleLeaseDoesNotReleaseANewerGrantOfItsSession) {
   const auto name = unique_name("stale");
   auto old_lease = s.try_acquire(name);
   ASSERT_TRUE(old_lease);
-  raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
-                : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
-                                           : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
-            {name});
+  expire_row(db, name);
   auto new_lease = s.try_acquire(name);
   ASSERT_TRUE(new_lease) << "the session's own expired row was not taken over";
   ASSERT_GT(new_lease->fence(), old_lease->fence());
@@ -631,6 +632,31 @@ TEST_P(LockConformance, AStaleLeaseDoesNotReleaseANewerGrantOfItsSession) {
   EXPECT_TRUE(new_lease->is_held());
   EXPECT_NO_THROW(new_lease->release());
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name}), 0);
+}
+
+// The final release of a session's last local hold deletes the row only while the database
+// counts one hold. With owner_scope::session another thread may re-enter through the
+// database between this thread's local decision and its DELETE (same owner, same fence); the
+// release then takes one hold off instead, and the other thread keeps a row. Reproduced at
+// the statement level: a grant, a re-entry by the same owner, then a "final" release.
+TEST_P(LockConformance, AFinalReleaseLeavesAHoldTakenMeanwhileThroughTheDatabase) {
+  auto db = open();
+  auto& b = *db.backend();
+  const auto name = unique_name("rehold");
+  const std::string owner(32, 'c');
+  auto first = detail::lock_store::acquire(b, name, owner, 60000, "h");
+  ASSERT_TRUE(first.granted);
+  auto again = detail::lock_store::acquire(b, name, owner, 60000, "h");  // the other thread's re-entry
+  ASSERT_TRUE(again.granted);
+  ASSERT_EQ(again.state->fence, first.state->fence);
+  ASSERT_EQ(row_holds(db, name), 2);
+  EXPECT_TRUE(detail::lock_store::release(b, name, owner, first.state->fence, /*final_hold=*/true));
+  EXPECT_EQ(row_count(db, name), 1) << "the release deleted a row another hold still counts on";
+  EXPECT_EQ(row_holds(db, name), 1);
+  EXPECT_TRUE(detail::lock_store::release(b, name, owner, first.state->fence, /*final_hold=*/true));
+  EXPECT_EQ(row_count(db, name), 0);
+  EXPECT_FALSE(detail::lock_store::release(b, name, owner, first.state->fence, /*final_hold=*/true))
+      << "a release of a row that is gone must report it";
 }
 
 // A session that released a name itself tries it next with the grant alone
@@ -650,10 +676,7 @@ TEST_P(LockConformance, ANameReleasedHereButTakenMeanwhileIsTakenOverOrRefused) 
   mine->release();
   auto theirs = other.try_acquire(name);
   ASSERT_TRUE(theirs);
-  raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
-                : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
-                                           : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
-            {name});
+  expire_row(db, name);
   auto again = s.try_acquire(name);
   ASSERT_TRUE(again) << "another owner's expired row was not taken over";
   EXPECT_GT(again->fence(), theirs->fence());
@@ -685,10 +708,7 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   const std::string a(32, 'a'), o(32, 'b');  // owner tokens are 32 hex characters
   const std::int64_t ttl = 60000;
   auto expire = [&] {
-    raw_query(db, kind() == dialect::sqlite ? "UPDATE dblock_locks SET expires_at = expires_at - 600000 WHERE name = $1"
-                  : kind() == dialect::mysql ? "UPDATE dblock_locks SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
-                                             : "UPDATE dblock_locks SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
-              {name});
+    expire_row(db, name);
   };
   auto fresh = detail::lock_store::acquire(b, name, a, ttl, "h-a");
   ASSERT_TRUE(fresh.granted);
