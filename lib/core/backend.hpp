@@ -105,6 +105,13 @@ class backend {
   // Runs fn inside BEGIN ... COMMIT on this connection, holding the mutex; rolls
   // back on exception. fn gets the same backend (calls are re-entrant inside).
   void in_transaction(const std::function<void()>& fn);
+  // Runs fn holding this connection's mutex: no other caller's statement runs on it in
+  // between fn's statements (calls are re-entrant inside).
+  template <typename F>
+  auto exclusive(F&& fn) -> decltype(fn()) {
+    std::lock_guard lock(mu_);
+    return fn();
+  }
 
   // --- operations ----------------------------------------------------------------
   void ping();

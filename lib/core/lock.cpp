@@ -592,44 +592,50 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
       if (!probe_first) c.busy.erase(it);
     }
   }
-  const auto t0 = clock_type::now();  // before sending: the local deadline errs early
-  detail::lock_store::acquire_result r;
-  if (probe_first) {
-    r.state = detail::lock_store::probe(*c.db, name, c.owner);
-    if (at_head) likely_free = !r.state;  // no live holder: free (or expired, or ours)
-  }
-  if (!r.state)
-    r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line, likely_free);
-  if (!r.granted) {
-    detail::count(counter::lock_not_acquired);
-    if (r.state) {
-      c.note_busy(name, *r.state, generation, t0);
-    } else if (likely_free) {
+  // From here to the record in `held`, under the connection's mutex: no other thread of
+  // this session changes the row's holds in between (a final release deciding on its local
+  // count and then deleting could otherwise delete a hold re-entered meanwhile). The
+  // session's statements on this connection run one at a time anyway.
+  return c.db->exclusive([&]() -> std::optional<lease> {
+    const auto t0 = clock_type::now();  // before sending: the local deadline errs early
+    detail::lock_store::acquire_result r;
+    if (probe_first) {
+      r.state = detail::lock_store::probe(*c.db, name, c.owner);
+      if (at_head) likely_free = !r.state;  // no live holder: free (or expired, or ours)
+    }
+    if (!r.state)
+      r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line, likely_free);
+    if (!r.granted) {
+      detail::count(counter::lock_not_acquired);
+      if (r.state) {
+        c.note_busy(name, *r.state, generation, t0);
+      } else if (likely_free) {
+        std::lock_guard l(c.mu);
+        c.freed.erase(name);  // not free after all (a lost race): no second guess
+      }
+      if (refused) *refused = std::move(r.state);
+      return std::nullopt;
+    }
+    detail::count(counter::lock_acquired);
+    std::shared_ptr<detail::held_lock> h;
+    {
       std::lock_guard l(c.mu);
-      c.freed.erase(name);  // not free after all (a lost race): no second guess
+      c.busy.erase(name);
+      c.freed.erase(name);
+      auto& slot = c.held[name];
+      if (!slot || slot->lost || slot->fence != r.state->fence) {
+        slot = std::make_shared<detail::held_lock>();
+        slot->name = name;
+        slot->fence = r.state->fence;
+      }
+      h = slot;
+      ++h->local_holds;
+      h->thread = std::this_thread::get_id();
+      h->granted_at = t0;
+      h->deadline = t0 + c.opts.ttl;
     }
-    if (refused) *refused = std::move(r.state);
-    return std::nullopt;
-  }
-  detail::count(counter::lock_acquired);
-  std::shared_ptr<detail::held_lock> h;
-  {
-    std::lock_guard l(c.mu);
-    c.busy.erase(name);
-    c.freed.erase(name);
-    auto& slot = c.held[name];
-    if (!slot || slot->lost || slot->fence != r.state->fence) {
-      slot = std::make_shared<detail::held_lock>();
-      slot->name = name;
-      slot->fence = r.state->fence;
-    }
-    h = slot;
-    ++h->local_holds;
-    h->thread = std::this_thread::get_id();
-    h->granted_at = t0;
-    h->deadline = t0 + c.opts.ttl;
-  }
-  return lease(core_, h);
+    return lease(core_, h);
+  });
 }
 
 lease session::acquire(std::string_view name_view, milliseconds wait) {
@@ -845,23 +851,40 @@ void lease::release() {
   auto core = std::move(core_);
   bool final_hold = false, was_lost = false;
   std::string reason;
-  {
-    std::lock_guard l(core->mu);
-    final_hold = --h->local_holds <= 0;
-    was_lost = h->lost;
-    reason = h->lost_reason;
-    if (final_hold) {
-      auto it = core->held.find(h->name);
-      if (it != core->held.end() && it->second == h) core->held.erase(it);  // the watchdog stops renewing it
+  using detail::lock_store::release_outcome;
+  // The local count and the row's holds change together, under the connection's mutex (see
+  // session::try_once): with owner_scope::session another thread may re-enter through the
+  // database, and a final release decided before that re-entry but sent after it would
+  // delete the row the other thread then counts on.
+  const auto outcome = core->db->exclusive([&] {
+    bool shared = false;  // the session holds the same grant through another local hold
+    {
+      std::lock_guard l(core->mu);
+      final_hold = --h->local_holds <= 0;
+      was_lost = h->lost;
+      reason = h->lost_reason;
+      if (final_hold) {
+        auto it = core->held.find(h->name);
+        if (it != core->held.end() && it->second == h) {
+          core->held.erase(it);  // the watchdog stops renewing it
+        } else if (it != core->held.end() && !it->second->lost && it->second->fence == h->fence) {
+          // This lease was marked lost (say a renewal failed while the server restarted)
+          // and the name was re-entered since: the row counts that hold too.
+          shared = true;
+        }
+      }
     }
-  }
-  // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner and
-  // fence make that safe (a newer grant of the name to this session has another fence and
-  // is left alone), and it frees the name sooner.
-  bool ours =
-      detail::lock_store::release(*core->db, h->name, core->owner, h->fence, final_hold, core->opts.async_release);
-  if (final_hold) detail::release_board::get().bump(h->name);
-  if (final_hold && ours) core->note_freed(h->name);
+    // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner and
+    // fence make that safe (a newer grant of the name to this session has another fence and
+    // is left alone), and it frees the name sooner - unless another local hold of the same
+    // grant still counts on it; then only its hold is taken off. A hold the session never
+    // learnt of (an acquire whose answer was lost) goes with the row.
+    return detail::lock_store::release(*core->db, h->name, core->owner, h->fence, final_hold,
+                                       core->opts.async_release, shared);
+  });
+  const bool ours = outcome != release_outcome::not_ours;
+  if (final_hold && outcome != release_outcome::decremented) detail::release_board::get().bump(h->name);
+  if (final_hold && outcome == release_outcome::deleted) core->note_freed(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
   if (ours) detail::count(counter::lock_released);
   if (!ours) {

@@ -89,12 +89,16 @@ std::optional<lock_info> probe(backend& b, const std::string& name, const std::s
   return i;
 }
 
-bool release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence, bool final_hold,
-             bool no_flush) {
-  const std::vector<value> params{name, owner, fence};
+release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                        bool final_hold, bool no_flush, bool only_at_one_hold) {
   auto done = [&](const result& r) { return b.kind() == dialect::mysql ? r.affected > 0 : !r.rows.empty(); };
-  auto decrement = [&] { return retry_conflicts(b, [&] { return b.exec("lock_decrement", params); }); };
-  if (!final_hold) return done(decrement());
+  auto decrement = [&] {
+    const std::vector<value> params{name, owner, fence};
+    return done(retry_conflicts(b, [&] { return b.exec("lock_decrement", params); })) ? release_outcome::decremented
+                                                                                       : release_outcome::not_ours;
+  };
+  if (!final_hold) return decrement();
+  const std::vector<value> params{name, owner, fence, std::int64_t{only_at_one_hold ? 1 : 2147483647}};
   auto r = retry_conflicts(b, [&] {
     if (no_flush && b.kind() == dialect::postgresql)
       // Inside a transaction set_config(..., true) would last until that transaction ends
@@ -102,12 +106,10 @@ bool release(backend& b, const std::string& name, const std::string& owner, std:
       return b.exec_unless_in_transaction("lock_release_async", "lock_release", params);
     return b.exec("lock_release", params);
   });
-  if (done(r)) return true;
-  // Not deleted: the row is gone or another's (not ours: the decrement finds nothing
-  // either), or it has more holds than this session counted - another thread of a
-  // session-scoped session re-entered through the database after this thread's last local
-  // hold was released. Then this release is one of those holds.
-  return done(decrement());
+  if (done(r)) return release_outcome::deleted;
+  // Not deleted: gone or another's, or - only_at_one_hold - more holds than this lease's
+  // last one: the other local hold's, which keeps the row.
+  return only_at_one_hold ? decrement() : release_outcome::not_ours;
 }
 
 std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,
