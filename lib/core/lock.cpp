@@ -856,8 +856,7 @@ void lease::release() {
   // session::try_once): with owner_scope::session another thread may re-enter through the
   // database, and a final release decided before that re-entry but sent after it would
   // delete the row the other thread then counts on.
-  const auto outcome = core->db->exclusive([&] {
-    bool shared = false;  // the session holds the same grant through another local hold
+  const auto outcome = core->db->exclusive([&]() -> std::optional<release_outcome> {
     {
       std::lock_guard l(core->mu);
       final_hold = --h->local_holds <= 0;
@@ -869,22 +868,22 @@ void lease::release() {
           core->held.erase(it);  // the watchdog stops renewing it
         } else if (it != core->held.end() && !it->second->lost && it->second->fence == h->fence) {
           // This lease was marked lost (say a renewal failed while the server restarted)
-          // and the name was re-entered since: the row counts that hold too.
-          shared = true;
+          // and the name was re-entered since: the row is that hold's now. Leave it; its
+          // final release deletes it, holds and all.
+          return std::nullopt;
         }
       }
     }
     // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner and
     // fence make that safe (a newer grant of the name to this session has another fence and
-    // is left alone), and it frees the name sooner - unless another local hold of the same
-    // grant still counts on it; then only its hold is taken off. A hold the session never
-    // learnt of (an acquire whose answer was lost) goes with the row.
+    // is left alone), and it frees the name sooner. A hold the session never learnt of (an
+    // acquire whose answer was lost) goes with the row.
     return detail::lock_store::release(*core->db, h->name, core->owner, h->fence, final_hold,
-                                       core->opts.async_release, shared);
+                                       core->opts.async_release);
   });
-  const bool ours = outcome != release_outcome::not_ours;
-  if (final_hold && outcome != release_outcome::decremented) detail::release_board::get().bump(h->name);
-  if (final_hold && outcome == release_outcome::deleted) core->note_freed(h->name);
+  const bool ours = !outcome || *outcome != release_outcome::not_ours;
+  if (final_hold && outcome && *outcome != release_outcome::decremented) detail::release_board::get().bump(h->name);
+  if (final_hold && outcome && *outcome == release_outcome::deleted) core->note_freed(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
   if (ours) detail::count(counter::lock_released);
   if (!ours) {

@@ -90,26 +90,17 @@ std::optional<lock_info> probe(backend& b, const std::string& name, const std::s
 }
 
 release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                        bool final_hold, bool no_flush, bool only_at_one_hold) {
-  auto done = [&](const result& r) { return b.kind() == dialect::mysql ? r.affected > 0 : !r.rows.empty(); };
-  auto decrement = [&] {
-    const std::vector<value> params{name, owner, fence};
-    return done(retry_conflicts(b, [&] { return b.exec("lock_decrement", params); })) ? release_outcome::decremented
-                                                                                       : release_outcome::not_ours;
-  };
-  if (!final_hold) return decrement();
-  const std::vector<value> params{name, owner, fence, std::int64_t{only_at_one_hold ? 1 : 2147483647}};
+                        bool final_hold, bool no_flush) {
+  const std::vector<value> params{name, owner, fence};
   auto r = retry_conflicts(b, [&] {
-    if (no_flush && b.kind() == dialect::postgresql)
+    if (no_flush && final_hold && b.kind() == dialect::postgresql)
       // Inside a transaction set_config(..., true) would last until that transaction ends
       // and weaken its commit: only a release that is its own transaction skips the flush.
       return b.exec_unless_in_transaction("lock_release_async", "lock_release", params);
-    return b.exec("lock_release", params);
+    return b.exec(final_hold ? "lock_release" : "lock_decrement", params);
   });
-  if (done(r)) return release_outcome::deleted;
-  // Not deleted: gone or another's, or - only_at_one_hold - more holds than this lease's
-  // last one: the other local hold's, which keeps the row.
-  return only_at_one_hold ? decrement() : release_outcome::not_ours;
+  if (!(b.kind() == dialect::mysql ? r.affected > 0 : !r.rows.empty())) return release_outcome::not_ours;
+  return final_hold ? release_outcome::deleted : release_outcome::decremented;
 }
 
 std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,

@@ -36,15 +36,13 @@ std::optional<lock_info> holder(backend& b, const std::string& name);
 std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner);
 // What a release did.
 enum class release_outcome { deleted, decremented, not_ours };
-// Final hold: deletes the row of grant `fence`; with only_at_one_hold (the session holds the
-// same grant through another local hold) only while the database counts one hold, and else
-// takes one hold off (lock_decrement.sql, a second statement). Not final: takes one hold off.
-// not_ours: the row is gone or another's - including a row of the same owner with another
-// fence (a newer grant of the name to this session after this one was lost), left alone.
+// Deletes the row (final) or takes one hold off, of grant `fence`. not_ours: the row is gone
+// or another's - including a row of the same owner with another fence (a newer grant of the
+// name to this session after this one was lost), which is left alone.
 // no_flush: PostgreSQL's final release outside a transaction commits without waiting
 // for its WAL flush (lock_release_async.sql); ignored elsewhere.
 release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                        bool final_hold, bool no_flush = false, bool only_at_one_hold = false);
+                        bool final_hold, bool no_flush = false);
 // Renews every live lock of owner; returns the names still ours. `expected` = the number
 // of locks held locally (MySQL reads names only when fewer rows matched).
 std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms, std::size_t expected,

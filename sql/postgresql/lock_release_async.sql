@@ -6,10 +6,8 @@
 -- was ours. Used only outside a caller's transaction. Any later durable commit (the next
 -- grant in particular) flushes this release with it: a crash can lose the release (the
 -- row comes back and expires after its TTL), never order a later grant before it.
--- Sends NOTIFY dblock_release like lock_release.sql, and like it deletes only at holds <= $4
--- (see there). No row back = it was no longer ours (or, with $4 = 1, has more holds: the
--- caller decrements instead).
+-- Sends NOTIFY dblock_release like lock_release.sql. No row back = it was no longer ours.
 -- Both calls are in RETURNING, evaluated only for the deleted row and before the commit.
-DELETE FROM dblock_locks WHERE name = $1 AND owner = $2 AND fence = $3 AND holds <= $4
+DELETE FROM dblock_locks WHERE name = $1 AND owner = $2 AND fence = $3
 RETURNING 0 AS holds, CAST(pg_notify('dblock_release', name) AS text) AS notified,
           set_config('synchronous_commit', 'off', true) AS synchronous_commit
