@@ -45,13 +45,37 @@ enum class owner_scope {
 
 struct session_options {
   // Lease length of every lock of this session (server clock). Default 30 s; minimum 100 ms.
+  // The timing model (TTL, renewal, margin, lock delay, network bounds) is in
+  // docs/locks.md, "Timing".
   std::chrono::milliseconds ttl{30'000};
+  // Bound on how much faster or slower this client's monotonic clock may run than the
+  // server's, as a fraction (0.01 = 1%). The client counts a lease's time on its own clock
+  // from the moment it sent the acquire or renewal that the server answered; the server
+  // counts from a later moment on its own. A lease is therefore treated as lost
+  // margin = ttl * max_clock_drift before that local deadline: lease::is_held() turns
+  // false, remaining() reaches zero and on_lost fires then. Default 0.01; 0 to 0.5.
+  double max_clock_drift = 0.01;
+  // Lock-delay: a lease that ran out unreleased (its holder crashed, paused or was cut
+  // off) can be taken over by another owner only this long after its expiry, on the
+  // server's clock - time for a cut-off holder to notice and stop. A released lock is
+  // free at once. The holder's setting applies (it is stored in the lock row; the
+  // server-side expiry of the row is lease end + lock_delay). Fencing tokens are not
+  // affected. Default 1 s; 0 disables it.
+  std::chrono::milliseconds lock_delay{1'000};
   // Free text shown by `dblock locks`. Default: "<hostname>:<pid>".
   std::string holder;
-  // Called once per lost lock, from the watchdog thread (keep it short, never throw).
+  // Called once per lost lock (keep it short, never throw): from the session's deadline
+  // thread when the lease runs out locally (at deadline - margin, whatever any other
+  // thread is blocked in, a stuck renewal included), or from the watchdog when a renewal
+  // finds the row gone, or from the thread whose release or verify_in found it gone.
   std::function<void(const lost_lease&)> on_lost;
   owner_scope scope = owner_scope::session;
-  // Renew every ttl / renew_divisor. Default 3 (TTL/3).
+  // Renew every ttl / renew_divisor. Default 3 (TTL/3). A failed renewal is retried
+  // sooner, with backoff. On a connection dblock opened, each renewal's wait is bounded
+  // by the lease it keeps: the watchdog's connection has a network timeout of at most the
+  // renewal period, and a renewal still unanswered when a lease it speaks for runs out
+  // (deadline - margin) has its connection cut (PostgreSQL, SOCI) so the watchdog can
+  // reconnect and go on.
   int renew_divisor = 3;
   // PostgreSQL with libpqxx: waiters are woken on release by NOTIFY - the head of a wait
   // line (fair) on its own line connection, other waiters by one LISTEN connection per
@@ -97,8 +121,16 @@ struct lock_info {
   std::string holder;
   int holds = 0;
   std::int64_t fence = 0;
+  // When another owner may take the lock over: the lease's end plus its lock delay.
   std::string expires_at;             // UTC, ISO 8601, from the server
   std::chrono::milliseconds expires_in{0};  // negative = expired (by the server's clock)
+  // The holder's lock delay (session_options::lock_delay). The lease itself ended at
+  // expires_at - lock_delay: while 0 <= expires_in < lock_delay the lock is in its delay
+  // (the holder must have stopped; nobody may take it yet).
+  std::chrono::milliseconds lock_delay{0};
+  [[nodiscard]] bool in_lock_delay() const noexcept {
+    return expires_in.count() >= 0 && expires_in < lock_delay;
+  }
 };
 
 class session;
@@ -117,11 +149,14 @@ class lease {
   // The fencing token of this grant: strictly larger than every earlier grant of the name.
   [[nodiscard]] std::int64_t fence() const noexcept;
   // False once released, once the lease was reported lost, or once the local safety
-  // deadline (monotonic clock read before the last successful acquire/renew was sent,
-  // plus the TTL) has passed.
+  // deadline has passed: the monotonic clock read before the last successful
+  // acquire/renew was sent, plus the TTL, minus the margin (ttl * max_clock_drift).
   [[nodiscard]] bool is_held() const noexcept;
   // Time left before the local safety deadline (zero when not held).
   [[nodiscard]] std::chrono::milliseconds remaining() const noexcept;
+  // The local safety deadline itself (steady_clock; it moves later with each renewal).
+  // Once not held: steady_clock's epoch (long past).
+  [[nodiscard]] std::chrono::steady_clock::time_point trusted_until() const noexcept;
   // Why the lease was lost (empty while held or after a normal release).
   [[nodiscard]] std::string lost_reason() const;
 
@@ -158,6 +193,10 @@ class session {
 
   [[nodiscard]] const std::string& owner() const noexcept;  // random 128-bit token, hex
   [[nodiscard]] std::chrono::milliseconds ttl() const noexcept;
+  // ttl * max_clock_drift: how long before its local deadline a lease counts as lost.
+  [[nodiscard]] std::chrono::milliseconds margin() const noexcept;
+  // The renewal period (ttl / renew_divisor).
+  [[nodiscard]] std::chrono::milliseconds renew_period() const noexcept;
   // The current holder of a name, if any row exists.
   [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
 

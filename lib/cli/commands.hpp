@@ -21,6 +21,7 @@ inline constexpr int exit_migration = 65;    // a migration failed or an applied
 inline constexpr int exit_unavailable = 69;  // database unreachable
 inline constexpr int exit_lock_lost = 74;    // lock lost while the command ran
 inline constexpr int exit_not_acquired = 75; // lock not acquired within --wait
+inline constexpr int exit_release_failed = 76;  // exec: the command succeeded, the release failed
 inline constexpr int exit_schema = 78;       // schema missing: run `dblock migrate`
 
 struct global_options {

@@ -7,6 +7,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -27,7 +32,8 @@ struct exec_args {
   std::string name;
   std::string ttl = "30s";
   std::string wait = "0";
-  std::string grace = "5s";
+  std::optional<std::string> grace;       // default: 5 s, or less where the TTL needs it
+  std::optional<std::string> lock_delay;  // default: session_options::lock_delay
   std::vector<std::string> command;
 };
 
@@ -49,26 +55,123 @@ int child_status(int status) {
   return exit_failure;
 }
 
+using steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Once the child has started, exec ends through here: one stderr line, then _Exit. No
+// destructor runs, so nothing can wait on a database that stopped answering (a renewal or
+// a reconnect stuck in the network); the lock row, if still ours, expires with its lease.
+[[noreturn]] void finish_now(int code, const std::string& message) {
+  std::cout.flush();
+  if (!message.empty()) {
+    std::string line = "dblock: " + message;
+    for (auto& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    line += '\n';
+    (void)!::write(2, line.data(), line.size());
+  }
+  std::_Exit(code);
+}
+
+// The release, on a thread of its own, given up after `limit` (the database may not
+// answer). Empty = released; else what went wrong, and whether the lock was found lost.
+struct release_result {
+  bool done = false;
+  bool lost = false;  // the row was gone or another's (lock_lost)
+  std::string error;
+};
+release_result release_within(std::shared_ptr<lease> held, milliseconds limit) {
+  struct shared_state {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool finished = false;
+    release_result r;
+  };
+  auto st = std::make_shared<shared_state>();
+  try {
+    std::thread([st, held] {
+      release_result r;
+      try {
+        held->release();
+        r.done = true;
+      } catch (const lock_lost& e) {
+        r.lost = true;
+        r.error = e.what();
+      } catch (const std::exception& e) {
+        r.error = e.what();
+      }
+      std::lock_guard l(st->mu);
+      st->r = std::move(r);
+      st->finished = true;
+      st->cv.notify_all();
+    }).detach();
+  } catch (const std::exception& e) {
+    return {false, false, std::string("cannot start the release: ") + e.what()};
+  }
+  std::unique_lock l(st->mu);
+  if (!st->cv.wait_for(l, limit, [&] { return st->finished; }))
+    return {false, false, "the database did not answer within " + std::to_string(limit.count()) + " ms"};
+  return st->r;
+}
+
+// How long exec waits for the release after the command ended.
+constexpr milliseconds release_limit{3'000};
+
 int run_exec(const global_options& g, const exec_args& a) {
   validate_lock_name(a.name);
   const auto ttl = parse_duration(a.ttl);
   const auto wait = parse_duration(a.wait);
-  const auto grace = parse_duration(a.grace);
   if (a.command.empty()) throw invalid_argument("no command given after --");
+  if (ttl < milliseconds(100)) throw invalid_argument("--ttl " + a.ttl + " is too short (at least 100ms)");
 
-  // Signals are handled synchronously in this thread: block them before any thread
-  // (watchdog, listener) exists so every thread inherits the mask.
+  session_options opts;
+  opts.ttl = ttl;
+  if (a.lock_delay) opts.lock_delay = parse_duration(*a.lock_delay);
+  // The child must get SIGTERM no earlier than one full renewal period after the next
+  // renewal is due, or a healthy run would be stopped: grace <= TTL - 2 periods - margin.
+  const auto period = ttl / opts.renew_divisor;
+  const auto margin = milliseconds(static_cast<long long>(static_cast<double>(ttl.count()) * opts.max_clock_drift));
+  const auto max_grace = ttl - 2 * period - margin;
+  milliseconds grace = std::min(milliseconds(5'000), std::max(milliseconds(0), max_grace));
+  if (a.grace) {
+    grace = parse_duration(*a.grace);
+    if (grace > max_grace)
+      throw invalid_argument("--grace " + *a.grace + " leaves no room within the renewal period: with --ttl " + a.ttl +
+                             " it must be at most " + std::to_string(std::max<long long>(0, max_grace.count())) +
+                             "ms (TTL - 2 x renewal period TTL/3 - clock-drift margin " + std::to_string(margin.count()) +
+                             "ms)");
+  }
+
+  // Signals: blocked in every thread (set before any thread exists, so all inherit the
+  // mask) and taken by one thread of their own with sigwait, so that a signal is acted on
+  // whatever the main thread is blocked in - connecting, acquiring, a release.
   sigset_t handled, previous;
   sigemptyset(&handled);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&handled, s);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&handled, sig);
   pthread_sigmask(SIG_BLOCK, &handled, &previous);
+  sigset_t forwarded;
+  sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+
+  std::atomic<pid_t> child{0};
+  std::atomic<int> signalled{0};  // the last signal forwarded to the child
+  std::thread([forwarded, &child, &signalled] {
+    for (;;) {
+      int sig = 0;
+      if (::sigwait(&forwarded, &sig) != 0) continue;
+      const pid_t pid = child.load();
+      if (pid <= 0)
+        finish_now(128 + sig, std::string("interrupted by signal ") + std::to_string(sig) +
+                                  " before the command started");
+      signalled = sig;
+      ::kill(pid, sig);
+    }
+  }).detach();
 
   auto db = connect(g);
   std::atomic<bool> lost{false};
   std::string lost_reason;
   std::mutex reason_mu;
-  session_options opts;
-  opts.ttl = ttl;
   opts.on_lost = [&](const lost_lease& l) {
     {
       std::lock_guard lk(reason_mu);
@@ -76,20 +179,24 @@ int run_exec(const global_options& g, const exec_args& a) {
     }
     lost = true;
   };
-  session s(db, opts);
+  // Leaked on purpose: after the child started, exec ends with _Exit (finish_now), and a
+  // session destructor could wait on a database that stopped answering.
+  auto* s = new session(db, opts);
 
-  std::optional<lease> held;
+  std::shared_ptr<lease> held;
   if (wait.count() == 0) {
-    held = s.try_acquire(a.name);
-    if (!held) {
-      auto h = s.holder_of(a.name);
+    auto l = s->try_acquire(a.name);
+    if (!l) {
+      auto h = s->holder_of(a.name);
       std::string who = h ? "held by '" + h->holder + "' (fence " + std::to_string(h->fence) + ") until " +
-                                h->expires_at + " server time (" + human_ms(h->expires_in) + " left)"
+                                h->expires_at + " server time (" + human_ms(h->expires_in) + " left" +
+                                (h->in_lock_delay() ? ", in its lock delay" : "") + ")"
                           : "held by another owner";
       throw timeout_error("lock '" + a.name + "' not acquired: " + who);
     }
+    held = std::make_shared<lease>(std::move(*l));
   } else {
-    held.emplace(s.acquire(a.name, wait));  // timeout_error names the holder -> exit 75
+    held = std::make_shared<lease>(s->acquire(a.name, wait));  // timeout_error names the holder -> exit 75
   }
 
   const std::string fence = std::to_string(held->fence());
@@ -101,9 +208,9 @@ int run_exec(const global_options& g, const exec_args& a) {
 
   std::cout.flush();
   std::cerr.flush();
-  pid_t child = ::fork();
-  if (child < 0) throw internal_error(std::string("fork failed: ") + std::strerror(errno));
-  if (child == 0) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw internal_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
     // Only async-signal-safe calls between fork and exec.
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     ::execvp(argv[0], argv.data());
@@ -111,50 +218,68 @@ int run_exec(const global_options& g, const exec_args& a) {
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(127);
   }
+  child = pid;
 
-  auto wait_child = [&](std::chrono::milliseconds limit) -> std::optional<int> {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    for (;;) {
-      int status = 0;
-      pid_t r = ::waitpid(child, &status, WNOHANG);
-      if (r == child) return child_status(status);
-      if (std::chrono::steady_clock::now() >= until) return std::nullopt;
-      timespec ts{0, 20'000'000};
-      siginfo_t info;
-      int sig = ::sigtimedwait(&handled, &info, &ts);
-      if (sig > 0 && sig != SIGCHLD) ::kill(child, sig);  // forward INT/TERM/HUP/QUIT
-    }
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  // Stopping the child: SIGTERM at the lease's trusted end (deadline - margin) minus the
+  // grace, SIGKILL at the trusted end - fixed when SIGTERM goes out. A lease reported lost
+  // early (its row gone) gets SIGTERM at once and SIGKILL a grace later. A signal
+  // forwarded to the child also ends in SIGKILL a grace later if the child ignores it.
+  bool stopping = false;
+  bool killed = false;
+  steady::time_point kill_at = steady::time_point::max();
+  std::string why;
+  std::optional<steady::time_point> forwarded_at;  // when a signal was last forwarded
+  int forwarded_seen = 0;
+  auto lease_why = [&] {
+    std::lock_guard lk(reason_mu);
+    return lost_reason.empty() ? std::string("it could not be renewed in time (the database did not answer)")
+                               : lost_reason;
   };
-
   for (;;) {
-    if (auto st = wait_child(std::chrono::milliseconds(50))) {
-      try {
-        held->release();
-      } catch (const lock_lost& e) {
-        throw lock_lost(std::string(e.what()) + " (the command finished with status " + std::to_string(*st) + ")");
-      }
-      return *st;
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      const int st = child_status(status);
+      if (stopping)
+        finish_now(exit_lock_lost, "lock '" + a.name + "' (fence " + fence + ") was lost while the command ran: " +
+                                       why + "; the command was stopped" + (killed ? " with SIGKILL" : "") +
+                                       " (status " + std::to_string(st) + ")");
+      auto r = release_within(held, release_limit);
+      if (r.done) finish_now(st, "");
+      if (r.lost)
+        finish_now(exit_lock_lost, r.error + " (the command finished with status " + std::to_string(st) + ")");
+      const std::string msg = "the command finished with status " + std::to_string(st) + ", but releasing lock '" +
+                              a.name + "' (fence " + fence + ") failed: " + r.error +
+                              "; the lock stays held until its lease runs out";
+      finish_now(st == 0 ? exit_release_failed : st, msg);
     }
-    // The watchdog reports a lost row; is_held() also turns false when the local
-    // safety deadline passes (e.g. this process was paused past its TTL).
-    if (lost || !held->is_held()) {
-      std::string why;
-      {
-        std::lock_guard lk(reason_mu);
-        why = lost_reason.empty() ? "the lease ran out before it could be renewed" : lost_reason;
-      }
-      ::kill(child, SIGTERM);
-      if (!wait_child(grace)) {
-        ::kill(child, SIGKILL);
-        (void)wait_child(std::chrono::milliseconds(60'000));
-      }
-      try {
-        held->release();
-      } catch (...) {
-      }
-      throw lock_lost("lock '" + a.name + "' (fence " + fence + ") was lost while the command ran: " + why +
-                      "; the command was stopped");
+    const auto now = steady::now();
+    const auto trusted = held->trusted_until();
+    if (!stopping && (lost || now >= trusted - grace)) {
+      stopping = true;
+      why = lease_why();
+      kill_at = lost && trusted < now ? now + grace : trusted;
+      ::kill(pid, SIGTERM);
     }
+    if (const int sig = signalled.load(); sig != 0 && sig != forwarded_seen) {
+      forwarded_seen = sig;
+      forwarded_at = now;
+    }
+    if (!killed && (now >= kill_at || (forwarded_at && now >= *forwarded_at + grace))) {
+      killed = true;
+      ::kill(pid, SIGKILL);
+    }
+    // Sleep until the next thing to do, woken at once by SIGCHLD.
+    auto next = now + milliseconds(50);
+    if (!stopping) next = std::min(next, trusted - grace);
+    if (!killed) next = std::min(next, kill_at);
+    if (!killed && forwarded_at) next = std::min(next, *forwarded_at + grace);
+    const auto left = std::max(std::chrono::nanoseconds(0), std::chrono::nanoseconds(next - now));
+    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000), static_cast<long>(left.count() % 1'000'000'000)};
+    siginfo_t info;
+    (void)::sigtimedwait(&chld, &info, &ts);
   }
 }
 
@@ -169,7 +294,9 @@ int run_locks(const global_options& g, bool json) {
                      {"holds", r.holds},
                      {"fence", r.fence},
                      {"expires_at", r.expires_at},
-                     {"expires_in_ms", r.expires_in.count()}});
+                     {"expires_in_ms", r.expires_in.count()},
+                     {"lock_delay_ms", r.lock_delay.count()},
+                     {"in_lock_delay", r.in_lock_delay()}});
     std::cout << arr.dump(2) << "\n";
     return exit_ok;
   }
@@ -180,7 +307,8 @@ int run_locks(const global_options& g, bool json) {
   for (const auto& r : rows)
     std::cout << std::left << std::setw(static_cast<int>(w)) << r.name << "  " << std::setw(24) << r.holder << "  "
               << std::setw(5) << r.holds << "  " << std::setw(12) << r.fence << "  " << human_ms(r.expires_in) << " ("
-              << r.expires_at << ")\n";
+              << r.expires_at << ")" << (r.in_lock_delay() ? " in lock delay (lease ended, nobody may take it yet)" : "")
+              << "\n";
   return exit_ok;
 }
 
@@ -193,8 +321,11 @@ void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg) 
   ex->add_option("--ttl", a->ttl, "Lease TTL, e.g. 250ms, 30s, 5m")->capture_default_str();
   ex->add_option("--wait", a->wait, "How long to wait for the lock (0 = fail at once with exit 75)")
       ->capture_default_str();
-  ex->add_option("--grace", a->grace, "After a lost lease: time between SIGTERM and SIGKILL to the command")
-      ->capture_default_str();
+  ex->add_option("--grace", a->grace,
+                 "Time between SIGTERM and SIGKILL when the lease may run out (default 5s, at most "
+                 "TTL - 2 x TTL/3 - margin)");
+  ex->add_option("--lock-delay", a->lock_delay,
+                 "After this lease runs out unreleased, nobody may take the lock for this long (default 1s)");
   ex->add_option("command", a->command, "The command and its arguments (after --)")->required();
   reg.add(ex, [&g, a] { return run_exec(g, *a); });
 

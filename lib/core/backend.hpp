@@ -24,6 +24,7 @@
 #include "core/catalog.hpp"
 #include "dblock/database.hpp"
 #include "dblock/errors.hpp"
+#include "dblock/open.hpp"
 #include "dblock/url.hpp"
 
 namespace dblock::detail {
@@ -71,17 +72,32 @@ class driver {
   // failing with SQLITE_BUSY (lock_not_available). Others ignore it.
   virtual void set_busy_timeout(std::chrono::milliseconds /*wait*/) {}
 
+  // Called from ANOTHER thread while this one may be blocked in a statement: shuts the
+  // connection's socket down so that the statement returns at once with a connection
+  // error (the connection is then reopened on its next use). Where the client library
+  // gives no access to its socket (Connector/C++) it does nothing and the connection's
+  // read/write timeouts bound the wait instead.
+  virtual void interrupt() noexcept {}
+
  protected:
   std::uint64_t round_trips_ = 0;
 };
 
+// open_options::network_timeout as connection parameters, one place for every driver.
+// Both throw invalid_argument for a timeout under 1 s.
+// libpq (libpqxx and SOCI): keepalives, keepalives_idle/_interval/_count, tcp_user_timeout
+// and connect_timeout, as key/value pairs for a conninfo string or URL.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> libpq_timeouts(const open_options& opts);
+// MySQL/MariaDB read and write timeout in whole seconds (rounded up).
+[[nodiscard]] int mysql_io_timeout_seconds(const open_options& opts);
+
 // A factory for more connections to the same place (used by sessions that need a
-// watchdog or LISTEN connection). Empty for attached connections.
-using driver_factory = std::function<std::unique_ptr<driver>()>;
+// watchdog or LISTEN connection), with the given timeouts. Empty for attached connections.
+using driver_factory = std::function<std::unique_ptr<driver>(const open_options&)>;
 
 class backend {
  public:
-  backend(std::unique_ptr<driver> d, driver_factory reopen = {});
+  backend(std::unique_ptr<driver> d, driver_factory reopen = {}, open_options opts = {});
   ~backend();
 
   [[nodiscard]] dialect kind() const noexcept { return kind_; }
@@ -91,6 +107,12 @@ class backend {
   [[nodiscard]] bool can_reopen() const noexcept { return static_cast<bool>(reopen_); }
   // A new backend on a fresh connection to the same database (throws if attached).
   [[nodiscard]] std::shared_ptr<backend> reopen() const;
+  // The same with other timeouts (the watchdog's connection: a renewal must not wait
+  // longer than the lease it keeps).
+  [[nodiscard]] std::shared_ptr<backend> reopen(const open_options& opts) const;
+  [[nodiscard]] const open_options& options() const noexcept { return opts_; }
+  // Thread-safe, never blocks on the statement in flight: see driver::interrupt().
+  void interrupt() noexcept;
 
   // --- generic execution (used by the operations below and by tests) ----------
   // Runs sql/<dialect>/<name>.sql with `params`, serialized with other callers.
@@ -136,6 +158,10 @@ class backend {
 
   std::unique_ptr<driver> driver_;
   driver_factory reopen_;
+  open_options opts_;
+  // Guards driver_ against replacement while interrupt() uses it from another thread
+  // (mu_ is held by the thread that may be blocked). Order: mu_, then swap_mu_.
+  mutable std::mutex swap_mu_;
   dialect kind_;
   client_library client_;
   mutable std::recursive_mutex mu_;

@@ -1,6 +1,8 @@
 // lib/core/database.cpp — the backend operations (backend.hpp) written once over a
 // driver, and the public dblock::database handle that forwards to them.
 
+#include <utility>
+
 #include "core/backend.hpp"
 #include "core/crypto.hpp"
 #include "core/session_lock_ops.hpp"
@@ -8,8 +10,12 @@
 
 namespace dblock::detail {
 
-backend::backend(std::unique_ptr<driver> d, driver_factory reopen)
-    : driver_(std::move(d)), reopen_(std::move(reopen)), kind_(driver_->kind()), client_(driver_->client()) {}
+backend::backend(std::unique_ptr<driver> d, driver_factory reopen, open_options opts)
+    : driver_(std::move(d)),
+      reopen_(std::move(reopen)),
+      opts_(std::move(opts)),
+      kind_(driver_->kind()),
+      client_(driver_->client()) {}
 
 backend::~backend() = default;
 
@@ -26,9 +32,13 @@ std::uint64_t backend::round_trips() const noexcept {
 // a transaction would hide the loss. The failed statement itself is not retried.
 void backend::revive() {
   if (!broken_ || !reopen_ || driver_->in_transaction()) return;
-  auto fresh = reopen_();
-  retired_round_trips_ += driver_->round_trips();
-  driver_ = std::move(fresh);
+  auto fresh = reopen_(opts_);
+  std::unique_ptr<driver> old;
+  {
+    std::lock_guard swap(swap_mu_);
+    retired_round_trips_ += driver_->round_trips();
+    old = std::exchange(driver_, std::move(fresh));
+  }
   broken_ = false;
 }
 
@@ -46,7 +56,47 @@ auto backend::guarded(F&& f) -> decltype(f()) {
 
 std::shared_ptr<backend> backend::reopen() const {
   if (!reopen_) throw invalid_argument("this database wraps an attached connection; dblock cannot open another one");
-  return std::make_shared<backend>(reopen_(), reopen_);
+  return reopen(opts_);
+}
+
+std::shared_ptr<backend> backend::reopen(const open_options& opts) const {
+  if (!reopen_) throw invalid_argument("this database wraps an attached connection; dblock cannot open another one");
+  return std::make_shared<backend>(reopen_(opts), reopen_, opts);
+}
+
+namespace {
+void check_timeouts(const open_options& opts) {
+  if (opts.network_timeout < std::chrono::seconds(1))
+    throw invalid_argument("network_timeout " + std::to_string(opts.network_timeout.count()) +
+                           " ms is too short (at least 1000 ms)");
+  if (opts.connect_timeout < std::chrono::seconds(1))
+    throw invalid_argument("connect_timeout " + std::to_string(opts.connect_timeout.count()) +
+                           " s is too short (at least 1 s)");
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> libpq_timeouts(const open_options& opts) {
+  check_timeouts(opts);
+  const long long ms = opts.network_timeout.count();
+  const long long s = (ms + 999) / 1000;
+  // Silent for network_timeout / 2, then 3 unanswered probes network_timeout / 6 apart:
+  // a dead peer is noticed about network_timeout after the last byte it sent.
+  return {{"connect_timeout", std::to_string(opts.connect_timeout.count())},
+          {"keepalives", "1"},
+          {"keepalives_idle", std::to_string(std::max(1LL, s / 2))},
+          {"keepalives_interval", std::to_string(std::max(1LL, s / 6))},
+          {"keepalives_count", "3"},
+          {"tcp_user_timeout", std::to_string(ms)}};
+}
+
+int mysql_io_timeout_seconds(const open_options& opts) {
+  check_timeouts(opts);
+  return static_cast<int>((opts.network_timeout.count() + 999) / 1000);
+}
+
+void backend::interrupt() noexcept {
+  std::lock_guard swap(swap_mu_);
+  driver_->interrupt();
 }
 
 result backend::exec_locked(std::string_view name, std::span<const value> params) {

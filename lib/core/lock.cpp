@@ -1,6 +1,8 @@
 // lib/core/lock.cpp — lease locks (dblock/lock.hpp): sessions, leases, the watchdog
-// that renews all of a session's locks in one statement, waiting with backoff + full
-// jitter, in-process hand-off and the PostgreSQL LISTEN connection. Table access goes
+// that renews all of a session's locks in one statement, the deadline thread that
+// declares a lease lost when its time runs out locally (whatever the watchdog is stuck
+// in), waiting with backoff + full jitter, in-process hand-off and the PostgreSQL
+// LISTEN connection. Table access goes
 // through lock_store (SQL in sql/<dialect>/lock_*.sql).
 #include <unistd.h>
 
@@ -110,6 +112,10 @@ struct session_core {
   session_options opts;
   std::string owner;
   std::string holder;
+  // ttl * max_clock_drift: a hold counts as lost this long before its local deadline.
+  clock_type::duration margin{0};
+  // What the server is asked to keep a row for: the lease plus the lock delay.
+  std::int64_t row_ttl_ms = 0;
 
   std::mutex mu;
   std::unordered_map<std::string, std::shared_ptr<held_lock>> held;
@@ -117,6 +123,58 @@ struct session_core {
   std::condition_variable wake;  // watchdog / listener stop
   bool stopping = false;
   std::thread watchdog;
+  bool renewing = false;  // a renewal is in flight on `watch`; guarded by mu
+
+  // The deadline thread: at each hold's trusted end (deadline - margin) it marks the hold
+  // lost and fires on_lost, on a thread that never touches the network, and cuts a
+  // renewal still in flight on the watchdog's own connection (that renewal's deadline).
+  std::thread keeper;
+  std::condition_variable keeper_cv;
+  clock_type::time_point keeper_next = clock_type::time_point::max();  // guarded by mu
+
+  // Caller holds mu. Wakes the deadline thread when `end` comes before its next wake-up
+  // (rarely: it sleeps until the earliest trusted end, and renewals only move ends later).
+  void schedule(clock_type::time_point end) {
+    if (end < keeper_next) {
+      keeper_next = end;
+      keeper_cv.notify_one();
+    }
+  }
+
+  void keeper_loop() {
+    std::unique_lock l(mu);
+    while (!stopping) {
+      const auto now = clock_type::now();
+      auto next = clock_type::time_point::max();
+      std::vector<lost_lease> lost;
+      for (auto& [n, h] : held) {
+        if (h->lost) continue;
+        const auto end = h->deadline - margin;
+        if (now < end) {
+          next = std::min(next, end);
+        } else if (mark_lost(*h, "the lease ran out before a renewal was confirmed (local deadline minus the " +
+                                     std::to_string(std::chrono::duration_cast<milliseconds>(margin).count()) +
+                                     " ms clock-drift margin)")) {
+          lost.push_back({n, h->fence, h->lost_reason});
+        }
+      }
+      keeper_next = next;
+      if (!lost.empty()) {
+        const bool cut = renewing && watch != db;
+        l.unlock();
+        if (cut) watch->interrupt();  // the renewal's deadline: the watchdog reconnects and goes on
+        fire(lost);
+        l.lock();
+        continue;
+      }
+      if (next == clock_type::time_point::max()) {
+        keeper_cv.wait(l, [&] { return stopping || keeper_next != clock_type::time_point::max(); });
+      } else {
+        keeper_cv.wait_until(l, next, [&] { return stopping || keeper_next < next; });
+      }
+    }
+  }
+
   std::thread listener;
   bool listener_started = false;
   // Names this session last saw held live by another owner (a refused try). Until that
@@ -343,8 +401,23 @@ struct session_core {
       if (names.empty()) continue;
       const auto t0 = clock_type::now();  // read BEFORE sending: the local deadline is conservative
       std::vector<lost_lease> lost;
+      struct in_flight {  // the deadline thread cuts the connection only while this is set
+        session_core& c;
+        explicit in_flight(session_core& core) : c(core) {
+          std::lock_guard l(c.mu);
+          c.renewing = true;
+        }
+        ~in_flight() {
+          std::lock_guard l(c.mu);
+          c.renewing = false;
+        }
+      };
       try {
-        auto still = lock_store::renew(*watch, owner, opts.ttl.count(), names.size(), names);
+        std::vector<std::string> still;
+        {
+          in_flight mark(*this);
+          still = lock_store::renew(*watch, owner, row_ttl_ms, names.size(), names);
+        }
         std::sort(still.begin(), still.end());
         failures = 0;
         detail::count(counter::lock_renewals);
@@ -364,7 +437,7 @@ struct session_core {
         {
           std::lock_guard l(mu);
           for (auto& [n, h] : held)
-            if (!h->lost && now >= h->deadline &&
+            if (!h->lost && now >= h->deadline - margin &&
                 mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
               lost.push_back({n, h->fence, h->lost_reason});
         }
@@ -428,12 +501,17 @@ struct session_core {
   }
 
   void stop() {
+    bool cut = false;
     {
       std::lock_guard l(mu);
       stopping = true;
+      cut = renewing && watch != db;
     }
+    if (cut) watch->interrupt();  // do not wait out a renewal stuck on a silent network
     wake.notify_all();
+    keeper_cv.notify_all();
     line_cv.notify_all();
+    if (keeper.joinable()) keeper.join();
     if (watchdog.joinable()) watchdog.join();
     if (listener.joinable()) listener.join();
     if (line_thread.joinable()) line_thread.join();
@@ -537,25 +615,53 @@ session::session(database db, session_options opts) : core_(std::make_shared<det
   if (opts.renew_divisor < 2) throw invalid_argument("renew_divisor must be at least 2");
   if (opts.min_backoff <= milliseconds(0) || opts.max_backoff < opts.min_backoff)
     throw invalid_argument("backoff bounds must satisfy 0 < min_backoff <= max_backoff");
+  if (!(opts.max_clock_drift >= 0.0 && opts.max_clock_drift <= 0.5))
+    throw invalid_argument("max_clock_drift " + std::to_string(opts.max_clock_drift) +
+                           " is out of range (0 to 0.5)");
+  if (opts.lock_delay < milliseconds(0) || opts.lock_delay > std::chrono::hours(24))
+    throw invalid_argument("lock_delay " + std::to_string(opts.lock_delay.count()) +
+                           " ms is out of range (0 to 24 h)");
   auto& c = *core_;
   c.db = db.backend();
   c.opts = std::move(opts);
+  c.margin = std::chrono::duration_cast<clock_type::duration>(
+      std::chrono::duration<double, std::milli>(static_cast<double>(c.opts.ttl.count()) * c.opts.max_clock_drift));
+  c.row_ttl_ms = c.opts.ttl.count() + c.opts.lock_delay.count();
   c.owner = detail::random_hex(16);
   c.holder = c.opts.holder.empty() ? default_holder() : c.opts.holder;
   if (c.holder.size() > 255) c.holder.resize(255);
-  // The watchdog gets its own connection so renewals never queue behind user work.
-  c.watch = c.db->can_reopen() ? c.db->reopen() : c.db;
+  // The watchdog gets its own connection so renewals never queue behind user work, with
+  // timeouts no longer than the renewal period: a renewal cannot outwait its lease.
+  if (c.db->can_reopen()) {
+    auto o = c.db->options();
+    const auto period = c.opts.ttl / c.opts.renew_divisor;
+    o.network_timeout = std::clamp<milliseconds>(period, std::chrono::seconds(1), std::max<milliseconds>(
+                                                                                        o.network_timeout, std::chrono::seconds(1)));
+    o.connect_timeout = std::clamp(std::chrono::ceil<std::chrono::seconds>(period), std::chrono::seconds(1),
+                                   std::max(o.connect_timeout, std::chrono::seconds(1)));
+    c.watch = c.db->reopen(o);
+  } else {
+    c.watch = c.db;
+  }
   // SQLite's busy handler sleeps up to 100 ms between retries and is unfair to a long
   // waiter: under write contention the watchdog could starve past the lease. Its own
   // connection fails fast instead and the watchdog retries every few milliseconds.
   if (c.watch != c.db && c.watch->kind() == dialect::sqlite) c.watch->set_busy_timeout(milliseconds(20));
   c.watchdog = std::thread([core = core_.get()] { core->watchdog_loop(); });
+  try {
+    c.keeper = std::thread([core = core_.get()] { core->keeper_loop(); });
+  } catch (...) {
+    c.stop();
+    throw;
+  }
 }
 
 session::~session() { core_->stop(); }
 
 const std::string& session::owner() const noexcept { return core_->owner; }
 milliseconds session::ttl() const noexcept { return core_->opts.ttl; }
+milliseconds session::margin() const noexcept { return std::chrono::duration_cast<milliseconds>(core_->margin); }
+milliseconds session::renew_period() const noexcept { return core_->opts.ttl / core_->opts.renew_divisor; }
 
 std::optional<lock_info> session::holder_of(std::string_view name) {
   validate_lock_name(name);
@@ -604,7 +710,8 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
       if (at_head) likely_free = !r.state;  // no live holder: free (or expired, or ours)
     }
     if (!r.state)
-      r = detail::lock_store::acquire(*c.db, name, c.owner, c.opts.ttl.count(), c.holder, behind_line, likely_free);
+      r = detail::lock_store::acquire(*c.db, name, c.owner, c.row_ttl_ms, c.opts.lock_delay.count(), c.holder,
+                                      behind_line, likely_free);
     if (!r.granted) {
       detail::count(counter::lock_not_acquired);
       if (r.state) {
@@ -633,6 +740,7 @@ std::optional<lease> session::try_once(const std::string& name, std::optional<lo
       h->thread = std::this_thread::get_id();
       h->granted_at = t0;
       h->deadline = t0 + c.opts.ttl;
+      c.schedule(h->deadline - c.margin);
     }
     return lease(core_, h);
   });
@@ -825,18 +933,18 @@ const std::string& lease::name() const noexcept {
 }
 std::int64_t lease::fence() const noexcept { return h_ ? h_->fence : 0; }
 
-bool lease::is_held() const noexcept {
-  if (!h_) return false;
-  std::lock_guard l(core_->mu);
-  return !h_->lost && clock_type::now() < h_->deadline;
-}
+bool lease::is_held() const noexcept { return clock_type::now() < trusted_until(); }
 
 milliseconds lease::remaining() const noexcept {
-  if (!h_) return milliseconds(0);
-  std::lock_guard l(core_->mu);
-  if (h_->lost) return milliseconds(0);
-  auto left = std::chrono::duration_cast<milliseconds>(h_->deadline - clock_type::now());
+  auto left = std::chrono::duration_cast<milliseconds>(trusted_until() - clock_type::now());
   return std::max(left, milliseconds(0));
+}
+
+clock_type::time_point lease::trusted_until() const noexcept {
+  if (!h_) return clock_type::time_point{};  // the clock's epoch: long past, safe to subtract from
+  std::lock_guard l(core_->mu);
+  if (h_->lost) return clock_type::time_point{};
+  return h_->deadline - core_->margin;
 }
 
 std::string lease::lost_reason() const {

@@ -36,13 +36,15 @@ lock_info info_from(const std::string& name, const std::vector<cell>& r, std::si
 }  // namespace
 
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                       const std::string& holder_text, bool behind_line, bool likely_free) {
-  return retry_conflicts(b,
-                         [&] { return acquire_once(b, name, owner, ttl_ms, holder_text, behind_line, likely_free); });
+                       std::int64_t delay_ms, const std::string& holder_text, bool behind_line, bool likely_free) {
+  return retry_conflicts(b, [&] {
+    return acquire_once(b, name, owner, ttl_ms, delay_ms, holder_text, behind_line, likely_free);
+  });
 }
 
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                            const std::string& holder_text, bool behind_line, bool likely_free) {
+                            std::int64_t delay_ms, const std::string& holder_text, bool behind_line,
+                            bool likely_free) {
   // One round trip on every dialect. The row is granted, fence, holds, holder,
   // expires_at, expires_in_ms as the statement left it (MariaDB: its RETURNING, read by the
   // statement that decided). SQLite's RETURNING yields nothing when another owner holds it
@@ -52,14 +54,14 @@ acquire_result acquire_once(backend& b, const std::string& name, const std::stri
   const bool queued = behind_line && b.kind() == dialect::postgresql;
   if (likely_free && !queued && b.kind() == dialect::postgresql) {
     // The grant alone; no row = not free after all, and lock_acquire.sql below decides.
-    auto f = b.exec("lock_acquire_fresh", {name, owner, ttl_ms, holder_text});
+    auto f = b.exec("lock_acquire_fresh", {name, owner, ttl_ms, holder_text, delay_ms});
     if (!f.rows.empty()) {
       out.granted = true;
       out.state = info_from(name, f.rows[0], 1, 2, 3, 4, 5);
       return out;
     }
   }
-  auto r = b.exec(queued ? "lock_acquire_queued" : "lock_acquire", {name, owner, ttl_ms, holder_text});
+  auto r = b.exec(queued ? "lock_acquire_queued" : "lock_acquire", {name, owner, ttl_ms, holder_text, delay_ms});
   if (r.rows.empty()) {
     if (b.kind() == dialect::mysql) throw internal_error("lock_acquire returned no row on MariaDB");
     return out;
@@ -122,8 +124,11 @@ bool verify(backend& b, const std::string& name, const std::string& owner, std::
 
 std::vector<lock_info> list(backend& b) {
   std::vector<lock_info> out;
-  // name, holder, holds, fence, expires_at, expires_in_ms
-  for (auto& row : b.exec("lock_list").rows) out.push_back(info_from(row.at(0).value_or(""), row, 3, 2, 1, 4, 5));
+  // name, holder, holds, fence, expires_at, expires_in_ms, lock_delay_ms
+  for (auto& row : b.exec("lock_list").rows) {
+    out.push_back(info_from(row.at(0).value_or(""), row, 3, 2, 1, 4, 5));
+    out.back().lock_delay = std::chrono::milliseconds(to_i64(row.at(6)));
+  }
   return out;
 }
 

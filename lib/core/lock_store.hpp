@@ -26,10 +26,14 @@ struct acquire_result {
 // likely_free (PostgreSQL, not behind_line; see session_core::freed for when the session
 // says so): lock_acquire_fresh.sql first, the grant without lock_acquire.sql's fallback
 // (cheaper per grant); when it returns no row, lock_acquire.sql.
+// ttl_ms is how long the server keeps the row: the lease plus delay_ms, the holder's lock
+// delay (stored in the row for `dblock locks`).
 acquire_result acquire(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                       const std::string& holder, bool behind_line = false, bool likely_free = false);
+                       std::int64_t delay_ms, const std::string& holder, bool behind_line = false,
+                       bool likely_free = false);
 acquire_result acquire_once(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
-                            const std::string& holder, bool behind_line = false, bool likely_free = false);
+                            std::int64_t delay_ms, const std::string& holder, bool behind_line = false,
+                            bool likely_free = false);
 std::optional<lock_info> holder(backend& b, const std::string& name);
 // Read-only retry of a refused acquire (lock_probe.sql): the row when another owner holds
 // `name` live, else nothing (free, expired or ours: run acquire). One round trip.

@@ -1,4 +1,6 @@
--- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text.
+-- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text;
+-- $5 = the holder's lock delay in ms, already included in $3 (the row's expires_at is when
+-- another owner may take it over), stored for `dblock locks`.
 -- One statement, one round trip: inserts a fresh grant, takes over an expired row, or
 -- re-enters a live row of the same owner; a live row of another owner is left exactly as
 -- it was. RETURNING (MariaDB 10.5+) gives the row as the statement left it, in every one
@@ -24,9 +26,9 @@
 -- that draw and the insert, this grant carries the smaller token (docs/locks.md, Fencing).
 -- MySQL 8 differs: no sequences (an AUTO_INCREMENT counter table instead), no RETURNING,
 -- and VALUES() here is deprecated in favour of a row alias.
-INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
+INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
 VALUES ($1, $2, 1, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6),
-        UTC_TIMESTAMP(6) + INTERVAL (CAST($3 AS SIGNED) * 1000) MICROSECOND, $4)
+        UTC_TIMESTAMP(6) + INTERVAL (CAST($3 AS SIGNED) * 1000) MICROSECOND, $4, $5)
 ON DUPLICATE KEY UPDATE
   holds       = IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
                    IF(expires_at <= UTC_TIMESTAMP(6), 1, holds)),
@@ -35,7 +37,8 @@ ON DUPLICATE KEY UPDATE
   acquired_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(acquired_at), acquired_at),
   holder      = IF(expires_at <= UTC_TIMESTAMP(6) OR owner = VALUES(owner), VALUES(holder), holder),
   owner       = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
-  expires_at  = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)
+  expires_at  = IF(owner = VALUES(owner), VALUES(expires_at), expires_at),
+  lock_delay_ms = IF(owner = VALUES(owner), VALUES(lock_delay_ms), lock_delay_ms)
 RETURNING IF(owner = $2 AND expires_at > UTC_TIMESTAMP(6), 1, 0) AS granted, fence, holds, holder,
           DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS expires_at_text,
           CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED) AS expires_in_ms

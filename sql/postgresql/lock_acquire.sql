@@ -1,4 +1,6 @@
--- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text.
+-- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text;
+-- $5 = the holder's lock delay in ms (session_options::lock_delay), already included in $3:
+-- the row's expires_at is when another owner may take it over, stored for `dblock locks`.
 -- One statement, one round trip, in two parts:
 --   fast path - a name with no row (never taken, or released: release deletes the row) is
 --               inserted by plain SQL: the name's grant lock, a new fence, the INSERT.
@@ -29,9 +31,9 @@ WITH g AS MATERIALIZED (
   SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS text) AS grant_lock
    WHERE NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))
 ), ins AS (
-  INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
+  INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
   SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now(),
-         now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text)
+         now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text), CAST($5 AS bigint)
     FROM g
   ON CONFLICT (name) DO NOTHING
   RETURNING fence, holder, expires_at
@@ -42,5 +44,6 @@ SELECT 1 AS granted, fence, 1 AS holds, holder,
   FROM ins
 UNION ALL
 SELECT granted, fence, holds, holder, expires_at, expires_in_ms
-  FROM dblock_lock_acquire(CAST($1 AS text), CAST($2 AS text), CAST($3 AS bigint), CAST($4 AS text))
+  FROM dblock_lock_acquire(CAST($1 AS text), CAST($2 AS text), CAST($3 AS bigint), CAST($4 AS text), false,
+                           CAST($5 AS bigint))
  WHERE NOT EXISTS (SELECT 1 FROM ins)

@@ -1,4 +1,5 @@
--- Grant of lease lock $1 to owner $2 (TTL $3 ms, holder text $4) when the session has reason
+-- Grant of lease lock $1 to owner $2 (TTL $3 ms, holder text $4, lock delay $5 ms, already
+-- included in $3; see lock_acquire.sql) when the session has reason
 -- to think the name is free: it released the name itself last, or - the head of the name's
 -- wait line - saw a release of it since it was refused, or lock_probe.sql found no live
 -- holder. lock_acquire.sql's fast path alone - the name's grant lock
@@ -16,9 +17,9 @@
 -- drawn under the lock (test FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused). OFFSET 0
 -- keeps the subquery from being flattened into the INSERT's SELECT. 4-5 us of server CPU
 -- less than lock_acquire.sql's two CTEs.
-INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
+INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
 SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now(),
-       now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text)
+       now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text), CAST($5 AS bigint)
   FROM (SELECT pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS grant_lock
          WHERE NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))
         OFFSET 0) AS g

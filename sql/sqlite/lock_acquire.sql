@@ -1,13 +1,15 @@
--- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text.
+-- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text;
+-- $5 = the holder's lock delay in ms, already included in $3 (the row's expires_at is when
+-- another owner may take it over), stored for `dblock locks`.
 -- One statement: fresh grant (fence = counter + 1; a trigger advances dblock_fence),
 -- takeover of an expired row (new fence), or re-entry by the same live owner
 -- (holds + 1, same fence). A live row of another owner makes the upsert's WHERE false:
 -- no row comes back (lock_holder then tells who holds it, only when asked).
 -- SQLite's clock: julianday('now') is fixed for the whole statement; times are ms.
-INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
+INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
 VALUES ($1, $2, 1, (SELECT last + 1 FROM dblock_fence WHERE id = 1),
         CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + $3, $4)
+        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + $3, $4, $5)
 ON CONFLICT (name) DO UPDATE SET
   holds       = CASE WHEN owner = excluded.owner AND expires_at > excluded.acquired_at THEN holds + 1 ELSE 1 END,
   fence       = CASE WHEN owner = excluded.owner AND expires_at > excluded.acquired_at THEN fence ELSE excluded.fence END,
@@ -15,7 +17,8 @@ ON CONFLICT (name) DO UPDATE SET
                      ELSE excluded.acquired_at END,
   owner       = excluded.owner,
   expires_at  = excluded.expires_at,
-  holder      = excluded.holder
+  holder      = excluded.holder,
+  lock_delay_ms = excluded.lock_delay_ms
 WHERE owner = excluded.owner OR expires_at <= excluded.acquired_at
 RETURNING 1, fence, holds, holder,
           strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'),

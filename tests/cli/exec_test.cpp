@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -121,11 +122,25 @@ TEST_F(ExecCli, ForwardsSigtermToTheChild) {
   EXPECT_EQ(p.wait().exit_code, 42);
 }
 
+// A --grace that leaves no room within the renewal period is refused before anything is
+// sent: exit 64, one line naming the value and the largest grace that fits. Without
+// --grace the default (5 s) shrinks to fit a short TTL instead.
+TEST_F(ExecCli, GraceThatDoesNotFitTheRenewalPeriodIsRefused) {
+  auto r = dblock({"exec", "--name", "g", "--ttl", "2s", "--grace", "1s", "--", "true"});
+  EXPECT_EQ(r.exit_code, 64) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("dblock: --grace 1s", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("at most 648ms"), std::string::npos) << r.err;
+  EXPECT_EQ(dblock({"locks", "--json"}).out.find("\"g\""), std::string::npos) << "nothing was acquired";
+  EXPECT_EQ(dblock({"exec", "--name", "g", "--ttl", "2s", "--", "true"}).exit_code, 0) << "the default grace fits";
+  EXPECT_EQ(dblock({"exec", "--name", "g", "--ttl", "2s", "--grace", "648ms", "--", "true"}).exit_code, 0);
+}
+
 // The dblock process is paused (SIGSTOP) past its TTL: another holder takes over with a
 // larger token; on SIGCONT the paused one notices, stops its child and exits 74.
 TEST_F(ExecCli, PausedHolderLosesTheLockExits74AndTheNextTokenIsLarger) {
   auto token_file = dir_.path() / "first_token";
-  auto first = start({"exec", "--name", "paused", "--ttl", "1s", "--grace", "1s", "--", "sh", "-c",
+  auto first = start({"exec", "--name", "paused", "--ttl", "1s", "--grace", "300ms", "--", "sh", "-c",
                       "echo $DBLOCK_FENCING_TOKEN > " + token_file.string() + "; exec sleep 60"});
   for (int i = 0; i < 200 && !std::filesystem::exists(token_file); ++i) std::this_thread::sleep_for(25ms);
   ASSERT_TRUE(std::filesystem::exists(token_file));

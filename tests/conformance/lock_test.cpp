@@ -762,7 +762,7 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   auto expire = [&] {
     expire_row(db, name);
   };
-  auto fresh = detail::lock_store::acquire(b, name, a, ttl, "h-a");
+  auto fresh = detail::lock_store::acquire(b, name, a, ttl, 0, "h-a");
   ASSERT_TRUE(fresh.granted);
   ASSERT_TRUE(fresh.state);
   EXPECT_EQ(fresh.state->holds, 1);
@@ -772,14 +772,14 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   EXPECT_LE(fresh.state->expires_in.count(), ttl);
   const auto f1 = fresh.state->fence;
 
-  auto reentry = detail::lock_store::acquire(b, name, a, ttl, "h-a2");
+  auto reentry = detail::lock_store::acquire(b, name, a, ttl, 0, "h-a2");
   ASSERT_TRUE(reentry.granted);
   ASSERT_TRUE(reentry.state);
   EXPECT_EQ(reentry.state->fence, f1) << "re-entry keeps the fence";
   EXPECT_EQ(reentry.state->holds, 2);
   EXPECT_EQ(reentry.state->holder, "h-a2");
 
-  auto refused = detail::lock_store::acquire(b, name, o, ttl, "h-o");
+  auto refused = detail::lock_store::acquire(b, name, o, ttl, 0, "h-o");
   EXPECT_FALSE(refused.granted);
   if (kind() != dialect::sqlite) {  // SQLite's RETURNING yields nothing on a refusal
     ASSERT_TRUE(refused.state);
@@ -791,7 +791,7 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   EXPECT_EQ(row_holds(db, name), 2) << "a refusal changes nothing";
 
   expire();
-  auto takeover = detail::lock_store::acquire(b, name, o, ttl, "h-o");
+  auto takeover = detail::lock_store::acquire(b, name, o, ttl, 0, "h-o");
   ASSERT_TRUE(takeover.granted) << "an expired row is taken over";
   ASSERT_TRUE(takeover.state);
   EXPECT_GT(takeover.state->fence, f1);
@@ -800,7 +800,7 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   EXPECT_GT(takeover.state->expires_in.count(), 0);
 
   expire();
-  auto own_expired = detail::lock_store::acquire(b, name, o, ttl, "h-o2");
+  auto own_expired = detail::lock_store::acquire(b, name, o, ttl, 0, "h-o2");
   ASSERT_TRUE(own_expired.granted) << "one's own expired row is a new grant, not a re-entry";
   ASSERT_TRUE(own_expired.state);
   EXPECT_GT(own_expired.state->fence, takeover.state->fence);
@@ -825,8 +825,11 @@ TEST_P(LockConformance, ListLocksShowsHolderHoldsFenceAndExpiry) {
     EXPECT_EQ(i.holder, "lister");
     EXPECT_EQ(i.holds, 1);
     EXPECT_EQ(i.fence, l->fence());
-    EXPECT_GT(i.expires_in, 3000ms);
-    EXPECT_LE(i.expires_in, 5000ms);
+    // The row is kept for the lease plus the lock delay (default 1 s).
+    EXPECT_EQ(i.lock_delay, 1000ms);
+    EXPECT_GT(i.expires_in, 4000ms);
+    EXPECT_LE(i.expires_in, 6000ms);
+    EXPECT_FALSE(i.in_lock_delay());
     EXPECT_FALSE(i.expires_at.empty());
   }
   EXPECT_TRUE(found);

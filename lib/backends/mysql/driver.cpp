@@ -192,6 +192,12 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   o["OPT_RECONNECT"] = false;     // a silent reconnect would hide a lost transaction
   o["OPT_CONNECT_TIMEOUT"] = static_cast<int>(std::max<long long>(1, opts.connect_timeout.count()));
   o["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+  // A statement sent into a silent network fails after this instead of waiting forever
+  // (open_options::network_timeout). Connector/C++ gives no access to its socket, so
+  // these timeouts are also what bounds a renewal on the watchdog's connection.
+  const int io_timeout = mysql_io_timeout_seconds(opts);
+  o["OPT_READ_TIMEOUT"] = io_timeout;
+  o["OPT_WRITE_TIMEOUT"] = io_timeout;
   try {
     std::unique_ptr<sql::Connection> c;
     {
@@ -220,9 +226,8 @@ database open_mysql(std::string_view url, const open_options& opts) {
   if (u.kind != dialect::mysql || u.client != client_library::mysql)
     throw invalid_argument("open_mysql needs a mysql:// URL, got scheme '" + u.scheme + "'");
   auto first = detail::mysql_backend::connect(u, opts);
-  return database(std::make_shared<detail::backend>(std::move(first), [u, opts] {
-    return detail::mysql_backend::connect(u, opts);
-  }));
+  return database(std::make_shared<detail::backend>(
+      std::move(first), [u](const open_options& o) { return detail::mysql_backend::connect(u, o); }, opts));
 }
 
 database attach(sql::Connection* conn) {

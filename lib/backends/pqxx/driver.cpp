@@ -2,6 +2,8 @@
 // statements as prepared statements on its own connections (exec_params on a caller's
 // connection or transaction; one round trip each), transactions with pqxx::work,
 // and the public open_pqxx()/attach(pqxx::connection&) entry points.
+#include <sys/socket.h>
+
 #include <map>
 #include <pqxx/pqxx>
 
@@ -113,6 +115,14 @@ class pqxx_driver final : public driver {
 
   bool in_transaction() const noexcept override { return tx_ || ext_; }
 
+  // shutdown(2), not close(2): the descriptor stays libpq's, the blocked poll() wakes with
+  // end-of-file and libpq reports a lost connection. Never on a connection we do not own.
+  void interrupt() noexcept override {
+    if (!owned_) return;
+    const int fd = owned_->sock();
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
+
   bool can_listen() const noexcept override { return conn_ != nullptr; }
 
   // libpqxx sends LISTEN "<channel>" itself when a receiver is registered, and again
@@ -199,12 +209,12 @@ class pqxx_driver final : public driver {
 };
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
-  // libpq reads connect_timeout from the URL; add ours unless the user set one.
+  // libpq reads connect_timeout, keepalives and tcp_user_timeout from the URL; add ours
+  // (open_options) for each one the user did not set.
   std::string conninfo = u.original;
   if (u.scheme == "soci+postgresql" || u.scheme == "soci+postgres") conninfo = conninfo.substr(5);
-  if (!u.options.count("connect_timeout"))
-    conninfo += (conninfo.find('?') == std::string::npos ? "?" : "&") +
-                std::string("connect_timeout=") + std::to_string(std::max<long long>(1, opts.connect_timeout.count()));
+  for (const auto& [key, value] : libpq_timeouts(opts))
+    if (!u.options.count(key)) conninfo += (conninfo.find('?') == std::string::npos ? "?" : "&") + key + "=" + value;
   try {
     auto c = std::make_unique<pqxx::connection>(conninfo);
     auto* raw = c.get();
@@ -231,9 +241,8 @@ database open_pqxx(std::string_view url, const open_options& opts) {
   if (u.kind != dialect::postgresql || (u.client != client_library::pqxx))
     throw invalid_argument("open_pqxx needs a postgresql:// URL, got scheme '" + u.scheme + "'");
   auto first = detail::pqxx_backend::connect(u, opts);
-  return database(std::make_shared<detail::backend>(std::move(first), [u, opts] {
-    return detail::pqxx_backend::connect(u, opts);
-  }));
+  return database(std::make_shared<detail::backend>(
+      std::move(first), [u](const open_options& o) { return detail::pqxx_backend::connect(u, o); }, opts));
 }
 
 database attach(pqxx::connection& conn) {

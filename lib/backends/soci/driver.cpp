@@ -6,6 +6,8 @@
 // BEGIN IMMEDIATE (a deferred BEGIN lets two read-then-write transactions deadlock);
 // SQLite gets WAL, a busy timeout and extended result codes. Public: open_soci(),
 // attach(soci::session&).
+#include <sys/socket.h>
+
 #include <soci/mysql/soci-mysql.h>
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
@@ -134,6 +136,23 @@ class soci_driver final : public driver {
 
   dialect kind() const noexcept override { return kind_; }
   client_library client() const noexcept override { return client_library::soci; }
+
+  // shutdown(2) of the client library's socket (see driver::interrupt); SQLite has none.
+  // static_cast: the session was opened here with the factory of kind_ (SOCI exports no
+  // typeinfo for its backends).
+  // Never on a session we do not own.
+  void interrupt() noexcept override {
+    if (!owned_) return;
+    int fd = -1;
+    if (kind_ == dialect::postgresql) {
+      if (auto* be = static_cast<soci::postgresql_session_backend*>(owned_->get_backend()); be && be->conn_)
+        fd = PQsocket(be->conn_);
+    } else if (kind_ == dialect::mysql) {
+      if (auto* be = static_cast<soci::mysql_session_backend*>(owned_->get_backend()); be && be->conn_)
+        fd = static_cast<int>(mysql_get_socket(be->conn_));
+    }
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
   placeholder_style style() const noexcept override { return placeholder_style::named; }
   std::string describe() const override { return desc_; }
 
@@ -375,7 +394,9 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
     }
     case dialect::postgresql:
       factory = &soci::postgresql;
-      cs = "dbname=" + quote_param(u.database) + " connect_timeout=" + timeout;
+      cs = "dbname=" + quote_param(u.database);
+      for (const auto& [key, value] : libpq_timeouts(opts))
+        cs += " " + key + "=" + (u.options.count(key) ? quote_param(u.options.at(key)) : value);
       if (!u.host.empty()) cs += " host=" + quote_param(u.host);
       if (u.port) cs += " port=" + std::to_string(*u.port);
       if (!u.user.empty()) cs += " user=" + quote_param(u.user);
@@ -385,6 +406,9 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       factory = &soci::mysql;
       cs = "db=" + quote_param(u.database) + " host=" + quote_param(u.host.empty() ? "127.0.0.1" : u.host) +
            " port=" + std::to_string(u.port.value_or(3306)) + " connect_timeout=" + timeout + " charset=utf8mb4";
+      // Bounds a statement sent into a silent network (open_options::network_timeout).
+      cs += " read_timeout=" + std::to_string(mysql_io_timeout_seconds(opts)) +
+            " write_timeout=" + std::to_string(mysql_io_timeout_seconds(opts));
       if (!u.user.empty()) cs += " user=" + quote_param(u.user);
       if (u.password) cs += " password=" + quote_param(*u.password);
       break;
@@ -420,9 +444,8 @@ database open_soci(std::string_view url, const open_options& opts) {
     throw invalid_argument("open_soci needs a sqlite:, soci+postgresql:// or soci+mysql:// URL, got scheme '" +
                            u.scheme + "'");
   auto first = detail::soci_backend::connect(u, opts);
-  return database(std::make_shared<detail::backend>(std::move(first), [u, opts] {
-    return detail::soci_backend::connect(u, opts);
-  }));
+  return database(std::make_shared<detail::backend>(
+      std::move(first), [u](const open_options& o) { return detail::soci_backend::connect(u, o); }, opts));
 }
 
 namespace {
