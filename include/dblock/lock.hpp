@@ -107,7 +107,8 @@ struct session_options {
   // and the head's grant. An acquire()'s first try does not queue either (an uncontended
   // acquire costs nothing extra), but on PostgreSQL it is refused a free lock while a
   // waiter heads the line, and joins the line instead (on MariaDB it can take it). A
-  // waiter queues behind the head for at most one TTL: one still queued after that (a
+  // waiter queues behind the head for at most one TTL (on MariaDB also at most 3/4 of
+  // open_options::network_timeout, the connection's read timeout): one still queued after that (a
   // very long hold, or a head that stopped running) polls like fair = false for the rest
   // of its wait, so a stopped waiter delays the others by at most one TTL. Costs one extra
   // connection per thread waiting at a time (kept for reuse). Default on; ignored by SQLite

@@ -574,7 +574,11 @@ class line_place {
 // on), or when the line's connection failed (it is dropped).
 std::unique_ptr<line_place> enter_line(session_core& c, std::shared_ptr<backend> conn, const std::string& name,
                                        clock_type::time_point deadline) {
-  const auto until = std::min(deadline, clock_type::now() + c.opts.ttl);
+  auto until = std::min(deadline, clock_type::now() + c.opts.ttl);
+  // MariaDB's place in line is a GET_LOCK that waits in the server: keep it under the
+  // connection's read timeout (open_options::network_timeout), which would end it as a
+  // lost connection.
+  if (conn->kind() == dialect::mysql) until = std::min(until, clock_type::now() + conn->options().network_timeout * 3 / 4);
   const auto wait_ms = std::chrono::duration_cast<milliseconds>(until - clock_type::now()).count();
   if (wait_ms < 1) {
     c.return_line(std::move(conn));
