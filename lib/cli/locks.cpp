@@ -153,9 +153,10 @@ int run_exec(const global_options& g, const exec_args& a) {
   sigemptyset(&forwarded);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
 
-  std::atomic<pid_t> child{0};
-  std::atomic<int> signalled{0};  // the last signal forwarded to the child
-  std::thread([forwarded, &child, &signalled] {
+  // Static: the signal thread is detached and outlives this call when exec fails early.
+  static std::atomic<pid_t> child{0};
+  static std::atomic<int> signalled{0};  // the last signal forwarded to the child
+  std::thread([forwarded] {
     for (;;) {
       int sig = 0;
       if (::sigwait(&forwarded, &sig) != 0) continue;
@@ -179,9 +180,10 @@ int run_exec(const global_options& g, const exec_args& a) {
     }
     lost = true;
   };
-  // Leaked on purpose: after the child started, exec ends with _Exit (finish_now), and a
-  // session destructor could wait on a database that stopped answering.
-  auto* s = new session(db, opts);
+  // Destroyed normally only when exec fails before the child starts (nothing is held then);
+  // once the child runs, exec ends with _Exit (finish_now) and no destructor can wait on a
+  // database that stopped answering.
+  auto s = std::make_unique<session>(db, opts);
 
   std::shared_ptr<lease> held;
   if (wait.count() == 0) {
