@@ -73,11 +73,23 @@ struct grant {
   }
 };
 
+// An unfenced action of a holder (recorded as "act"): a side effect no token protects.
+struct action {
+  std::string w;
+  std::int64_t t = 0;
+  std::int64_t fence = 0;
+  std::int64_t at = 0;
+  [[nodiscard]] std::string who() const {
+    return "fence " + std::to_string(fence) + " (" + w + " thread " + std::to_string(t) + ")";
+  }
+};
+
 struct checker {
   const check_options& opts;
   check_report rep;
   std::map<std::string, op_record> ops;  // by id
   std::vector<grant> grants;
+  std::map<std::string, std::vector<action>> actions;  // by lock
   std::map<std::string, std::size_t> grant_by_holder;  // "<w>/<t>/<lock>/<fence>" -> grants index
 
   explicit checker(const check_options& o) : opts(o) {}
@@ -170,6 +182,10 @@ struct checker {
         continue;
       }
       if (!e->contains("fence") || !e->contains("lock")) continue;
+      if (ev == "act") {
+        actions[str(*e, "lock")].push_back({str(*e, "w"), num(*e, "t"), num(*e, "fence"), m});
+        continue;
+      }
       auto it = grant_by_holder.find(holder_key(str(*e, "w"), num(*e, "t"), str(*e, "lock"), num(*e, "fence")));
       if (it == grant_by_holder.end()) continue;
       grant& g = grants[it->second];
@@ -244,9 +260,42 @@ struct checker {
         }
       }
     }
+    check_actions(by_lock);
     rep.stats["grants"] = grants.size();
     rep.stats["lock_windows"] = windows;
     rep.stats["leases_lost"] = lost_leases;
+  }
+
+  // Unfenced actions: nothing downstream rejects a stale one, so each must happen before
+  // the next holder's grant in real time. CLOCK_MONOTONIC is one clock for every process
+  // of the machine, so no tolerance: an action at or after the moment a later grant's
+  // acquire returned overlapped that holder. The next grant is the one with the smallest
+  // larger token; a grant whose outcome is unknown is not in the list, so an action is
+  // held to the earliest known grant with a larger token (sound: tokens grow with time).
+  void check_actions(const std::map<std::string, std::vector<const grant*>>& by_lock) {
+    std::size_t n = 0;
+    for (auto& [lock, acts] : actions) {
+      n += acts.size();
+      auto gl = by_lock.find(lock);
+      if (gl == by_lock.end()) continue;
+      std::vector<const grant*> by_fence(gl->second);
+      std::sort(by_fence.begin(), by_fence.end(), [](const grant* a, const grant* b) { return a->fence < b->fence; });
+      // first_after[i] = the grant among by_fence[i..] whose acquire returned first.
+      std::vector<const grant*> first_after(by_fence.size() + 1, nullptr);
+      for (std::size_t i = by_fence.size(); i-- > 0;) {
+        const grant* nx = first_after[i + 1];
+        first_after[i] = !nx || by_fence[i]->completed < nx->completed ? by_fence[i] : nx;
+      }
+      for (const action& a : acts) {
+        auto it = std::upper_bound(by_fence.begin(), by_fence.end(), a.fence,
+                                   [](std::int64_t f, const grant* g) { return f < g->fence; });
+        const grant* next = first_after[static_cast<std::size_t>(it - by_fence.begin())];
+        if (next && a.at >= next->completed)
+          add("late_unfenced_action", "lock " + lock + ": " + a.who() + " acted " + ms(a.at - next->completed) +
+                                          " after " + next->who() + " was granted (acquire returned)");
+      }
+    }
+    rep.stats["unfenced_actions"] = n;
   }
 
   // ------------------------------------------------------------------ fenced writes

@@ -9,6 +9,9 @@
 //   duplicate_fence          two grants of one lock with the same token
 //   lost_before_deadline     a holder learned its lease was gone while its promised
 //                            deadline had not passed (the row vanished or was taken early)
+//   late_unfenced_action     a holder's unfenced action (a side effect no token protects)
+//                            happened at or after the moment the acquire of the next grant
+//                            of the lock (a larger token) returned
 //   stale_write_accepted     the resource accepted a write with a token lower than one it
 //                            had already accepted (server commit order)
 //   lost_committed_write     a write the client saw committed is not in the database

@@ -59,6 +59,10 @@ struct hist {
     if (std::string(outcome) != "pending") done(o, at + ms, outcome, "write", {{"accepted", accepted}});
     return w + "/" + std::to_string(t) + "/" + std::to_string(o);
   }
+  // An unfenced action under the grant (lock, fence) at m.
+  void act(const std::string& lock, std::int64_t fence, std::int64_t m) {
+    put({{"ev", "act"}, {"lock", lock}, {"fence", fence}, {"m", m}});
+  }
   std::string charge(const std::string& key, std::int64_t at, const char* outcome, const std::string& body) {
     auto o = invoke(at, "charge", {{"key", key}});
     json f = {{"key", key}, {"outcome", outcome}};
@@ -175,6 +179,54 @@ TEST(Checker, LossBeforeThePromisedDeadlineIsReported) {
   b.put({{"ev", "lost"}, {"source", "callback"}, {"lock", "L0"}, {"fence", 1}, {"m", 1400 * ms}, {"reason", "gone"}});
   b.release("L0", 1, 1500 * ms, 1000 * ms, false);
   EXPECT_EQ(check_history(ev2, {}, empty_final()).violation_total(), 0u);
+}
+
+TEST(Checker, UnfencedActionAfterTheNextGrantIsReported) {
+  // a's lease ran out (promise 1000 ms), b was granted at 1500 ms, a kept acting.
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev};
+  a.grant("L0", 1, 0, 2 * ms, 1000 * ms);
+  a.act("L0", 1, 500 * ms);
+  b.grant("L0", 2, 600 * ms, 1500 * ms, 2500 * ms);
+  b.act("L0", 2, 1600 * ms);
+  a.act("L0", 1, 1700 * ms);  // late: after b's acquire returned
+  a.release("L0", 1, 1800 * ms, 1000 * ms, false);
+  b.release("L0", 2, 1900 * ms, 2500 * ms);
+  auto r = check_history(ev, {}, empty_final());
+  EXPECT_EQ(kind(r, "late_unfenced_action"), 1u) << format_report(r);
+  EXPECT_EQ(r.violation_total(), 1u) << format_report(r);
+  EXPECT_EQ(r.stats["unfenced_actions"], 3);
+}
+
+TEST(Checker, UnfencedActionsBeforeTheNextGrantAreFine) {
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev}, c{"w2.1", 0, &ev};
+  a.grant("L0", 1, 0, 2 * ms, 1000 * ms);
+  a.act("L0", 1, 10 * ms);
+  a.act("L0", 1, 990 * ms);  // just within its lease; b's acquire returns later
+  b.grant("L0", 2, 20 * ms, 2000 * ms, 3000 * ms);
+  b.act("L0", 2, 2001 * ms);
+  b.release("L0", 2, 2100 * ms, 3000 * ms);
+  // Another lock's grants do not matter; nor does a grant with a smaller token.
+  c.grant("L1", 7, 0, 1 * ms, 5000 * ms);
+  a.act("L1", 9, 100 * ms);
+  auto r = check_history(ev, {}, empty_final());
+  EXPECT_EQ(r.violation_total(), 0u) << format_report(r);
+}
+
+TEST(Checker, UnfencedActionIsHeldToTheEarliestKnownLaterGrant) {
+  // The grant of token 2 has an unknown outcome (no completion recorded): token 3's grant
+  // bounds token 1's actions, and an action at the very instant it returned is late.
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev}, c{"w2.1", 0, &ev};
+  a.grant("L0", 1, 0, 2 * ms, 1000 * ms);
+  auto lost = b.invoke(5 * ms, "acquire", {{"lock", "L0"}});
+  b.done(lost, 1500 * ms, "info", "acquire", {{"error", "connection"}});
+  c.grant("L0", 3, 10 * ms, 3000 * ms, 4000 * ms);
+  a.act("L0", 1, 2500 * ms);  // after 2's unknown grant, before 3's: not provably late
+  a.act("L0", 1, 3000 * ms);  // at 3's grant: late
+  auto r = check_history(ev, {}, empty_final());
+  EXPECT_EQ(kind(r, "late_unfenced_action"), 1u) << format_report(r);
 }
 
 TEST(Checker, StaleWriteAcceptedByTheResourceIsReported) {

@@ -26,12 +26,19 @@
 // database), restart (the database server: scripts/servers restart-* and crash-restart-*,
 // alternately; on SQLite: SIGKILL every worker at once, then restart them all), clock
 // (the workers run under libfaketime with their monotonic clock left alone; the driver
-// makes one worker's wall clock jump by minutes to days, back and forth).
+// makes one worker's wall clock jump by minutes to days, back and forth), and network
+// partitions (PostgreSQL, MariaDB): with any of them, each worker slot reaches the server
+// through a relay of its own (dblock_test_relay, tests/support/relay.hpp), which the
+// driver cuts: partition (one worker's network silent for longer than TTL + lock delay,
+// then back), reply-loss (requests still reach the server, answers are held: a COMMIT
+// applied whose reply is lost; then the connections are reset or the answers released),
+// partition-all (the server cut off from every worker at once for about a TTL).
 //
 // Planted bugs (--bug) make the workers misuse dblock so that the checker must object:
 //   unsafe-release  release = DELETE FROM dblock_locks WHERE name = ? (no owner check),
 //                   with simulated pauses longer than the TTL inside the critical section
 //   unfenced-write  writes without the fence condition, after a pause longer than the TTL
+//   unchecked-action  acts (unfenced side effects) without checking is_held() first
 //   idem-no-tx      begin(), then the side effect in its own transaction, then complete(),
 //                   with pauses longer than the idempotency lease in between
 #include <signal.h>
@@ -68,6 +75,7 @@
 #include "dblock/transaction.hpp"
 #include "faults/checker.hpp"
 #include "faults/history.hpp"
+#include "support/relay.hpp"
 #include "support/servers.hpp"
 
 #if __has_include("dblock/idempotency.hpp")
@@ -81,6 +89,9 @@ extern char** environ;
 
 #ifndef DBLOCK_SERVERS_SCRIPT
 #define DBLOCK_SERVERS_SCRIPT "scripts/servers"
+#endif
+#ifndef DBLOCK_RELAY
+#define DBLOCK_RELAY ""
 #endif
 
 namespace fs = std::filesystem;
@@ -133,6 +144,7 @@ struct worker_config {
   int threads = 2;
   int locks = 2;
   int ttl_ms = 1000;
+  int lock_delay_ms = 1000;  // session_options::lock_delay (its default)
   int wait_ms = 3000;
   int cs_sleep_ms = 30;
   double lock_share = 0.6;  // fraction of lock cycles (the rest are charges)
@@ -190,6 +202,7 @@ class worker_thread {
     auto db = dblock::open(cfg_.url);
     session_options so;
     so.ttl = milliseconds(cfg_.ttl_ms);
+    so.lock_delay = milliseconds(cfg_.lock_delay_ms);
     so.holder = cfg_.id + "/" + std::to_string(t_);
     // The library's own word that a lease is gone, with the time it said so.
     so.on_lost = [this, w = cfg_.id, t = t_](const lost_lease& l) {
@@ -253,14 +266,15 @@ class worker_thread {
     }
     const bool unsafe_release = cfg_.bug == "unsafe-release";
     const bool unfenced = cfg_.bug == "unfenced-write";
+    const bool unchecked = cfg_.bug == "unchecked-action";
     // Planted-bug runs hold longer (three writes), so that a pause lands mid-section.
-    const int steps = unsafe_release || unfenced ? 3 : 1 + static_cast<int>(below(3));
+    const int steps = unsafe_release || unfenced || unchecked ? 3 : 1 + static_cast<int>(below(3));
     for (int s = 0; s < steps && !g_stop.load(); ++s) {
       t0 = mono_ns();
       const auto rem = l->remaining();
       // Planted bugs: this worker never looks at is_held() after the grant: it keeps
-      // writing (and releasing) after its lease is gone.
-      if (rem.count() <= 0 && (unsafe_release || unfenced)) {
+      // writing (and releasing, and acting) after its lease is gone.
+      if (rem.count() <= 0 && (unsafe_release || unfenced || unchecked)) {
         // no check
       } else if (rem.count() <= 0) {
         std::string reason = l->lost_reason();
@@ -269,6 +283,7 @@ class worker_thread {
         break;
       }
       if (rem.count() > 0) until = std::max(until, t0 + rem.count() * 1'000'000);
+      act(name, fence, until, !unchecked);
       // Some work between the check and the write: a pause (SIGSTOP) landing here makes
       // the write late, which is what fencing is for.
       sleep_ms(below(cfg_.cs_sleep_ms + 1));
@@ -276,6 +291,8 @@ class worker_thread {
       write(*l, name, li, fence, until, mode);
       if (last_op_failed_) break;
     }
+    // Planted bug: one more side effect on the way out, whatever became of the lease.
+    if (unchecked) act(name, fence, until, false);
 
     const std::int64_t rop = ++next_op_;
     auto rinv = ev(rop, "release", "invoke");
@@ -310,6 +327,18 @@ class worker_thread {
       h_.append(e);
       last_op_failed_ = true;
     }
+  }
+
+  // An unfenced action: a side effect that carries no token, so nothing downstream can
+  // refuse a stale one (a message sent, a file written elsewhere). It happens at `at` and
+  // only while the promise holds: a correct client checks is_held() right before acting,
+  // and a pause between that check and this instant must not make it act late. The
+  // checker holds every action to the next grant of the lock (late_unfenced_action).
+  // `checked` false: the planted bug, acting whatever the lease says.
+  void act(const std::string& name, std::int64_t fence, std::int64_t until, bool checked) {
+    const std::int64_t at = mono_ns();
+    if (checked && at >= until) return;
+    h_.append({{"ev", "act"}, {"w", cfg_.id}, {"t", t_}, {"lock", name}, {"fence", fence}, {"m", at}, {"until", until}});
   }
 
   void write(lease& l, const std::string& name, std::int64_t li, std::int64_t fence, std::int64_t until,
@@ -496,6 +525,7 @@ struct run_config {
   int fault_interval_ms = 1500;
   std::string servers_dir;
   std::string servers_script = DBLOCK_SERVERS_SCRIPT;
+  std::string relay_program = DBLOCK_RELAY;
   bool keep_db = false;
   std::string summary;
   worker_config w;
@@ -527,6 +557,7 @@ class driver {
       fs::create_directories(cfg_.dir / "clock");
     }
     slots_.resize(static_cast<std::size_t>(cfg_.workers));
+    if (std::any_of(cfg_.faults.begin(), cfg_.faults.end(), is_partition)) start_relays();
     for (int i = 0; i < cfg_.workers; ++i) {
       slots_[static_cast<std::size_t>(i)].index = i;
       if (clock_fault_) write_clock(i, 0);
@@ -692,11 +723,15 @@ class driver {
     ++s.incarnation;
     const std::string id = "w" + std::to_string(s.index) + "." + std::to_string(s.incarnation);
     const auto& w = cfg_.w;
+    // Through the slot's relay when partitions are injected: a cut is per worker.
+    const std::string url =
+        relays_.empty() ? run_url_ : relays_[static_cast<std::size_t>(s.index)]->url_through(run_url_);
     std::vector<std::string> args = {
-        "/proc/self/exe", "worker", "--url", run_url_,
+        "/proc/self/exe", "worker", "--url", url,
         "--history", (cfg_.dir / "history" / (id + ".jsonl")).string(),
         "--id", id, "--threads", std::to_string(w.threads), "--locks", std::to_string(w.locks),
-        "--ttl-ms", std::to_string(w.ttl_ms), "--wait-ms", std::to_string(w.wait_ms),
+        "--ttl-ms", std::to_string(w.ttl_ms), "--lock-delay-ms", std::to_string(w.lock_delay_ms),
+        "--wait-ms", std::to_string(w.wait_ms),
         "--cs-sleep-ms", std::to_string(w.cs_sleep_ms), "--lock-share", std::to_string(w.lock_share),
         "--idem-lease-ms", std::to_string(w.idem_lease_ms), "--key-period-ms", std::to_string(w.key_period_ms),
         "--keys-per-period", std::to_string(w.keys_per_period), "--pause-prob", std::to_string(w.pause_prob),
@@ -750,6 +785,14 @@ class driver {
   }
 
   void stop_workers() {
+    // A worker blocked behind a cut network must see it again to stop cleanly.
+    for (auto& r : relays_) {
+      try {
+        r->resume();
+      } catch (const std::exception& e) {
+        std::cerr << "dblock_workload: relay resume failed: " << e.what() << "\n";
+      }
+    }
     for (auto& s : slots_)
       if (s.pid > 0) {
         if (s.paused) ::kill(s.pid, SIGCONT);
@@ -858,6 +901,8 @@ class driver {
       kill_connection();
     } else if (kind == "restart") {
       restart_server();
+    } else if (is_partition(kind)) {
+      partition(kind);
     } else if (kind == "clock") {
       static const std::int64_t offsets[] = {-86400, -7200, -600, -90, 90, 600, 7200, 86400, 0};
       const int index = static_cast<int>(below(static_cast<std::int64_t>(slots_.size())));
@@ -869,6 +914,67 @@ class driver {
       record({{"kind", "clock"}, {"slot", index}, {"offset_s", off}});
     } else {
       throw std::runtime_error("unknown fault kind '" + kind + "'");
+    }
+  }
+
+  // ---------------------------------------------------------------- partitions
+  static bool is_partition(const std::string& kind) {
+    return kind == "partition" || kind == "reply-loss" || kind == "partition-all";
+  }
+
+  void start_relays() {
+    if (dialect_ == dialect::sqlite) throw std::runtime_error("partition faults: SQLite has no network to cut");
+    if (cfg_.relay_program.empty() || !fs::exists(cfg_.relay_program))
+      throw std::runtime_error("partition faults need dblock_test_relay (--relay PATH)");
+    const std::string plain = run_url_.rfind("soci+", 0) == 0 ? run_url_.substr(5) : run_url_;
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      relays_.push_back(std::make_unique<test::relay>(test::relay::target_of(plain), cfg_.relay_program));
+  }
+
+  void partition(const std::string& kind) {
+    const std::int64_t ttl = cfg_.w.ttl_ms;
+    if (kind == "partition-all") {
+      // The server cut off from every client at once, for about a TTL: nobody can renew,
+      // nobody can take over; afterwards every lease has run out at once.
+      const std::int64_t ms = ttl / 2 + below(ttl * 3 / 2 + 1);
+      int connections = 0;
+      for (auto& r : relays_) connections += r->connections();
+      for (auto& r : relays_) r->pause();
+      record({{"kind", kind}, {"ms", ms}, {"connections", connections}});
+      sleep_ms(ms);
+      for (auto& r : relays_) r->resume();
+      return;
+    }
+    // Mostly a worker that holds a lock right now, as for pause.
+    auto& s = below(4) < 3 ? holder_slot() : random_live_slot();
+    auto& r = *relays_[static_cast<std::size_t>(s.index)];
+    const std::string who = "w" + std::to_string(s.index) + "." + std::to_string(s.incarnation);
+    const int connections = r.connections();
+    if (connections == 0) {
+      // Nothing to cut (the worker is between connections): not injected.
+      faults_->append({{"ev", "fault_skipped"}, {"kind", kind}, {"worker", who}, {"what", "no connection"}});
+      return;
+    }
+    if (kind == "partition") {
+      // Silent for longer than the TTL plus the default lock delay (1 s), so that another
+      // worker can take the cut-off holder's lock over while it is still cut off.
+      const std::int64_t ms = ttl * 3 / 2 + below(ttl + 1) + 1000;
+      r.pause();
+      record({{"kind", kind}, {"worker", who}, {"ms", ms}, {"connections", connections}});
+      sleep_ms(ms);
+      r.resume();
+    } else {
+      // Statements (COMMITs, renewals) reach the server and are applied, their answers
+      // are held; then either the connections die (the answers are lost for good) or the
+      // answers arrive late.
+      const std::int64_t ms = ttl * 3 / 10 + below(ttl * 6 / 5 + 1);
+      const bool drop = below(3) < 2;  // mostly lost for good: commit_unknown
+      r.pause_replies();
+      record({{"kind", kind}, {"worker", who}, {"ms", ms}, {"connections", connections},
+              {"then", drop ? "drop" : "resume"}});
+      sleep_ms(ms);
+      if (drop) r.drop();
+      r.resume();
     }
   }
 
@@ -976,6 +1082,7 @@ class driver {
   std::string run_url_, server_url_, db_name_;
   std::unique_ptr<history_writer> faults_;
   std::vector<slot> slots_;
+  std::vector<std::unique_ptr<test::relay>> relays_;  // one per slot with partition faults
   std::map<std::string, std::pair<std::size_t, std::int64_t>> scan_;
   bool clock_fault_ = false;
   std::string faketime_;  // libfaketime's path when the clock fault is on
@@ -987,6 +1094,8 @@ void add_worker_options(CLI::App& app, worker_config& w) {
   app.add_option("--threads", w.threads, "threads (sessions) per worker process")->check(CLI::Range(1, 64));
   app.add_option("--locks", w.locks, "lock names contended for")->check(CLI::Range(1, 1000));
   app.add_option("--ttl-ms", w.ttl_ms, "lease TTL")->check(CLI::Range(100, 600000));
+  app.add_option("--lock-delay-ms", w.lock_delay_ms, "lock delay of the workers' sessions")
+      ->check(CLI::Range(0, 600000));
   app.add_option("--wait-ms", w.wait_ms, "how long acquire waits");
   app.add_option("--cs-sleep-ms", w.cs_sleep_ms, "longest sleep before each write in the critical section");
   app.add_option("--lock-share", w.lock_share, "fraction of operations that are lock cycles (the rest: charges)");
@@ -994,7 +1103,7 @@ void add_worker_options(CLI::App& app, worker_config& w) {
   app.add_option("--key-period-ms", w.key_period_ms, "a new generation of idempotency keys every ...");
   app.add_option("--keys-per-period", w.keys_per_period, "keys per generation");
   app.add_option("--pause-prob", w.pause_prob, "probability of a simulated pause (planted-bug runs)");
-  app.add_option("--bug", w.bug, "planted bug")->check(CLI::IsMember({"none", "unsafe-release", "unfenced-write", "idem-no-tx"}));
+  app.add_option("--bug", w.bug, "planted bug")->check(CLI::IsMember({"none", "unsafe-release", "unfenced-write", "unchecked-action", "idem-no-tx"}));
   app.add_option("--seed", w.seed, "random seed");
 }
 
@@ -1020,11 +1129,13 @@ int main(int argc, char** argv) {
   run->add_option("--workers", rc.workers, "worker processes")->check(CLI::Range(1, 64));
   run->add_option("--duration-s", rc.duration_s, "run this long (0: until --ops)");
   run->add_option("--ops", rc.ops, "stop after this many operations");
-  run->add_option("--faults", faults, "comma separated: kill,pause,connkill,restart,clock");
+  run->add_option("--faults", faults,
+                  "comma separated: kill,pause,connkill,restart,clock,partition,reply-loss,partition-all");
   run->add_option("--fault-interval-ms", rc.fault_interval_ms, "mean time between faults");
   run->add_option("--servers-dir", rc.servers_dir, "scripts/servers folder (restart fault)")
       ->envname("DBLOCK_TEST_SERVERS_DIR");
   run->add_option("--servers-script", rc.servers_script, "path of scripts/servers");
+  run->add_option("--relay", rc.relay_program, "path of dblock_test_relay (partition faults)");
   run->add_option("--summary", rc.summary, "where to write the summary JSON (default DIR/summary.json)");
   run->add_flag("--keep-db", rc.keep_db, "do not drop the run's database");
   add_worker_options(*run, rc.w);
@@ -1036,9 +1147,12 @@ int main(int argc, char** argv) {
     std::stringstream ss(faults);
     for (std::string f; std::getline(ss, f, ',');)
       if (!f.empty() && f != "none") rc.faults.push_back(f);
+    static const std::set<std::string> kinds = {"kill",      "pause",      "connkill",     "restart",
+                                                "clock",     "partition",  "reply-loss",   "partition-all"};
     for (const auto& f : rc.faults)
-      if (f != "kill" && f != "pause" && f != "connkill" && f != "restart" && f != "clock") {
-        std::cerr << "dblock_workload: unknown fault '" << f << "' (kill, pause, connkill, restart, clock)\n";
+      if (!kinds.count(f)) {
+        std::cerr << "dblock_workload: unknown fault '" << f
+                  << "' (kill, pause, connkill, restart, clock, partition, reply-loss, partition-all)\n";
         return 64;
       }
     if (rc.duration_s <= 0 && rc.ops <= 0) rc.duration_s = 10;

@@ -111,8 +111,11 @@ class Faults : public ::testing::Test {
     }
     json summary = json::parse(test::read_file(path));
     std::cout << "[ workload ] " << name_of(s.database) << ", faults '" << s.faults << "', bug " << s.bug << ": "
-              << summary.value("operations", 0) << " operations, faults " << summary["faults"].dump()
-              << ", violations " << summary.value("violations", 0) << "\n";
+              << summary.value("operations", 0) << " operations, faults " << summary["faults"].dump() << ", grants "
+              << summary.value("grants", 0) << ", leases lost " << summary.value("leases_lost", 0)
+              << ", unfenced actions " << summary.value("unfenced_actions", 0) << ", outcomes unknown "
+              << summary.value("indeterminate", 0) << " (commit_unknown " << summary.value("commit_unknown", 0)
+              << "), violations " << summary.value("violations", 0) << "\n";
     return summary;
   }
 
@@ -125,6 +128,7 @@ class Faults : public ::testing::Test {
     EXPECT_GE(s.value("operations", 0), 200) << output_;
     EXPECT_GE(s.value("grants", 0), 20) << output_;
     EXPECT_GE(s.value("writes_accepted", 0), 20) << output_;
+    EXPECT_GE(s.value("unfenced_actions", 0), 20) << output_;
     if (s.value("idempotency", false)) {
       EXPECT_GE(s.value("keys_answered", 0), 5) << output_;
     }
@@ -197,6 +201,20 @@ TEST_F(FaultRuns, PostgresqlServerRestart) {
   DBLOCK_FAULT_RUN(spec(db::postgresql, "restart", "none", 10, {"--fault-interval-ms", "1000"}), "restart", 2);
 }
 
+// Network partitions: each worker reaches the server through a relay of its own
+// (dblock_test_relay), which the driver cuts. 12 s runs: a one-worker partition lasts
+// 2.5-3.5 s (longer than TTL + lock delay), so a shorter run sees too few.
+TEST_F(FaultRuns, PostgresqlPartition) {
+  DBLOCK_FAULT_RUN(spec(db::postgresql, "partition", "none", 12), "partition", 2);
+  EXPECT_GE(last_.value("leases_lost", 0), 1) << "no holder was cut off long enough to lose its lease";
+}
+TEST_F(FaultRuns, PostgresqlReplyLoss) {
+  DBLOCK_FAULT_RUN(spec(db::postgresql, "reply-loss", "none", 12), "reply-loss", 2);
+}
+TEST_F(FaultRuns, PostgresqlPartitionAll) {
+  DBLOCK_FAULT_RUN(spec(db::postgresql, "partition-all", "none", 12), "partition-all", 2);
+}
+
 // ------------------------------------------------------------------ MariaDB (Connector/C++)
 TEST_F(FaultRuns, MariadbKill) { DBLOCK_FAULT_RUN(spec(db::mariadb, "kill"), "kill", 3); }
 TEST_F(FaultRuns, MariadbPause) { DBLOCK_FAULT_RUN(spec(db::mariadb, "pause"), "pause", 2); }
@@ -211,6 +229,15 @@ TEST_F(FaultRuns, MariadbServerRestart) {
     GTEST_SKIP() << "DBLOCK_TEST_SERVERS_DIR is not set (scripts/servers start writes it)";
   }
   DBLOCK_FAULT_RUN(spec(db::mariadb, "restart", "none", 10, {"--fault-interval-ms", "1000"}), "restart", 2);
+}
+
+TEST_F(FaultRuns, MariadbPartition) {
+  DBLOCK_FAULT_RUN(spec(db::mariadb, "partition", "none", 12), "partition", 2);
+  EXPECT_GE(last_.value("leases_lost", 0), 1) << "no holder was cut off long enough to lose its lease";
+}
+TEST_F(FaultRuns, MariadbReplyLoss) { DBLOCK_FAULT_RUN(spec(db::mariadb, "reply-loss", "none", 12), "reply-loss", 2); }
+TEST_F(FaultRuns, MariadbPartitionAll) {
+  DBLOCK_FAULT_RUN(spec(db::mariadb, "partition-all", "none", 12), "partition-all", 2);
 }
 
 // ------------------------------------------------------------------ SOCI on the servers
@@ -275,21 +302,45 @@ TEST_F(PlantedBug, UnsafeReleaseIsCaughtPostgresql) {
 
 // A holder that never re-checks is_held() and writes without the fence condition: after
 // a pause longer than the TTL its write lands after the next holder's.
+// The pause (1.5-2.5 x TTL) must outlast TTL + lock delay for a takeover to happen while
+// the holder is stopped: these runs set the lock delay to 0.
 TEST_F(PlantedBug, UnfencedWriteAfterLostLeaseIsCaughtSqlite) {
   auto s = run_until_caught(
-      spec(db::sqlite, "pause", "unfenced-write", 10, {"--fault-interval-ms", "600", "--cs-sleep-ms", "150"}),
+      spec(db::sqlite, "pause", "unfenced-write", 10,
+           {"--fault-interval-ms", "600", "--cs-sleep-ms", "150", "--lock-delay-ms", "0"}),
       {"stale_write_accepted"});
   ASSERT_FALSE(s.is_null());
   EXPECT_GT(count(s, "stale_write_accepted"), 0) << s.dump(2);
 }
 TEST_F(PlantedBug, UnfencedWriteAfterLostLeaseIsCaughtPostgresql) {
   auto s = run_until_caught(
-      spec(db::postgresql, "pause", "unfenced-write", 10, {"--fault-interval-ms", "600", "--cs-sleep-ms", "150"}),
+      spec(db::postgresql, "pause", "unfenced-write", 10,
+           {"--fault-interval-ms", "600", "--cs-sleep-ms", "150", "--lock-delay-ms", "0"}),
       {"stale_write_accepted"});
   skip_or_fail_if_missing();
   if (IsSkipped()) return;
   ASSERT_FALSE(s.is_null());
   EXPECT_GT(count(s, "stale_write_accepted"), 0) << s.dump(2);
+}
+
+// A holder that acts (an unfenced side effect: nothing downstream checks a token) without
+// checking is_held() first: once cut off past its TTL it acts after the next holder was
+// granted the lock. SQLite: the holder is paused; PostgreSQL: its network is cut.
+TEST_F(PlantedBug, UncheckedActionAfterLostLeaseIsCaughtSqlite) {
+  auto s = run_until_caught(
+      spec(db::sqlite, "pause", "unchecked-action", 10, {"--fault-interval-ms", "600", "--cs-sleep-ms", "150"}),
+      {"late_unfenced_action"});
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "late_unfenced_action"), 0) << s.dump(2);
+}
+TEST_F(PlantedBug, UncheckedActionAfterLostLeaseIsCaughtPostgresqlPartition) {
+  auto s = run_until_caught(
+      spec(db::postgresql, "partition", "unchecked-action", 10, {"--fault-interval-ms", "600", "--cs-sleep-ms", "150"}),
+      {"late_unfenced_action"});
+  skip_or_fail_if_missing();
+  if (IsSkipped()) return;
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "late_unfenced_action"), 0) << s.dump(2);
 }
 
 // begin(), the side effect in a transaction of its own, complete(): a pause longer than
