@@ -67,7 +67,8 @@ struct session_options {
   // Called once per lost lock (keep it short, never throw): from the session's deadline
   // thread when the lease runs out locally (at deadline - margin, whatever any other
   // thread is blocked in, a stuck renewal included), or from the watchdog when a renewal
-  // finds the row gone, or from the thread whose release or verify_in found it gone.
+  // finds the row gone, or from the thread whose release or verify_in found it gone. Calls
+  // for different locks may come from different threads at the same time.
   std::function<void(const lost_lease&)> on_lost;
   owner_scope scope = owner_scope::session;
   // Renew every ttl / renew_divisor. Default 3 (TTL/3). A failed renewal is retried
@@ -164,9 +165,10 @@ class lease {
   // Releases this hold (one round trip). Throws lock_lost when the lock was no longer
   // ours (stolen after expiry, reaped, or reported lost); the hold is gone either way.
   void release();
-  // Inside the caller's transaction on the same database: locks the lock row for share
-  // and throws lock_lost unless it is still ours with this fence and unexpired (server
-  // clock), so a business write in tx commits only while the lock provably holds.
+  // Inside the caller's transaction on the same database: throws lock_lost at once when
+  // the lease is no longer trusted locally (is_held() false); else locks the lock row for
+  // share and throws lock_lost unless it is still ours with this fence and unexpired
+  // (server clock), so a business write in tx commits only while the lock provably holds.
   void verify_in(transaction_ref tx) const;
 
  private:

@@ -114,6 +114,11 @@ release_result release_within(std::shared_ptr<lease> held, milliseconds limit) {
   return st->r;
 }
 
+// Signals the command's process group (and the command itself, should the group be gone).
+void signal_group(pid_t pid, int sig) noexcept {
+  if (::kill(-pid, sig) != 0) ::kill(pid, sig);
+}
+
 // How long exec waits for the release after the command ended.
 constexpr milliseconds release_limit{3'000};
 
@@ -145,27 +150,36 @@ int run_exec(const global_options& g, const exec_args& a) {
   // Signals: blocked in every thread (set before any thread exists, so all inherit the
   // mask) and taken by one thread of their own with sigwait, so that a signal is acted on
   // whatever the main thread is blocked in - connecting, acquiring, a release.
+  // SIGTTOU too: handing the terminal to the command's process group and back
+  // (tcsetpgrp) from a background group must not stop us. SIGCHLD may have been inherited
+  // as ignored, and then waitpid would never report the command.
+  ::signal(SIGCHLD, SIG_DFL);
   sigset_t handled, previous;
   sigemptyset(&handled);
-  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&handled, sig);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTTOU}) sigaddset(&handled, sig);
   pthread_sigmask(SIG_BLOCK, &handled, &previous);
   sigset_t forwarded;
   sigemptyset(&forwarded);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
 
+  // The command's process: 0 before it starts (a signal then ends exec at once), forking
+  // while fork() runs (the signal is kept and sent once the pid is known), then its pid,
+  // then finished once reaped (nothing is sent to a pid that may be reused).
   // Static: the signal thread is detached and outlives this call when exec fails early.
-  static std::atomic<pid_t> child{0};
-  static std::atomic<int> signalled{0};  // the last signal forwarded to the child
+  constexpr pid_t not_started = 0, forking = -1, finished = -2;
+  static std::atomic<pid_t> child{not_started};
+  static std::atomic<int> signalled{0};  // the last signal received, forwarded to the command
   std::thread([forwarded] {
     for (;;) {
       int sig = 0;
       if (::sigwait(&forwarded, &sig) != 0) continue;
-      const pid_t pid = child.load();
-      if (pid <= 0)
+      pid_t pid = child.load();
+      if (pid == not_started)
         finish_now(128 + sig, std::string("interrupted by signal ") + std::to_string(sig) +
                                   " before the command started");
       signalled = sig;
-      ::kill(pid, sig);
+      if (pid == forking) pid = child.load();  // the main thread sends `signalled` after fork
+      if (pid > 0) signal_group(pid, sig);
     }
   }).detach();
 
@@ -210,17 +224,30 @@ int run_exec(const global_options& g, const exec_args& a) {
 
   std::cout.flush();
   std::cerr.flush();
+  // The command runs in a process group of its own, so that stopping it stops everything
+  // it started (a shell's jobs, a wrapper's children). When exec runs in the foreground of
+  // a terminal, that group gets the terminal (and the terminal's ^C) while it runs.
+  const bool terminal = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  child = forking;
   const pid_t pid = ::fork();
   if (pid < 0) throw internal_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     // Only async-signal-safe calls between fork and exec.
+    ::setpgid(0, 0);
+    if (terminal) (void)::tcsetpgrp(STDIN_FILENO, ::getpid());  // SIGTTOU is still blocked here
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     ::execvp(argv[0], argv.data());
     const char msg[] = "dblock: cannot run the command\n";
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(127);
   }
+  (void)::setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
   child = pid;
+  if (const int sig = signalled.load(); sig != 0) signal_group(pid, sig);  // arrived during fork
+  auto reaped = [&] {
+    child = finished;
+    if (terminal) (void)::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+  };
 
   sigset_t chld;
   sigemptyset(&chld);
@@ -235,6 +262,7 @@ int run_exec(const global_options& g, const exec_args& a) {
   std::string why;
   std::optional<steady::time_point> forwarded_at;  // when a signal was last forwarded
   int forwarded_seen = 0;
+  steady::time_point last_trusted{};  // the trusted end last seen while the lease was held
   auto lease_why = [&] {
     std::lock_guard lk(reason_mu);
     return lost_reason.empty() ? std::string("it could not be renewed in time (the database did not answer)")
@@ -242,12 +270,16 @@ int run_exec(const global_options& g, const exec_args& a) {
   };
   for (;;) {
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      const int st = child_status(status);
-      if (stopping)
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno == ECHILD)) {
+      const int st = w == pid ? child_status(status) : exit_failure;
+      reaped();
+      if (stopping) {
+        ::kill(-pid, SIGKILL);  // whatever the command started is stopped with it
         finish_now(exit_lock_lost, "lock '" + a.name + "' (fence " + fence + ") was lost while the command ran: " +
                                        why + "; the command was stopped" + (killed ? " with SIGKILL" : "") +
                                        " (status " + std::to_string(st) + ")");
+      }
       auto r = release_within(held, release_limit);
       if (r.done) finish_now(st, "");
       if (r.lost)
@@ -259,11 +291,15 @@ int run_exec(const global_options& g, const exec_args& a) {
     }
     const auto now = steady::now();
     const auto trusted = held->trusted_until();
-    if (!stopping && (lost || now >= trusted - grace)) {
+    const bool live = trusted > steady::time_point{};
+    if (live) last_trusted = trusted;
+    if (!stopping && (lost || !live || now >= trusted - grace)) {
       stopping = true;
       why = lease_why();
-      kill_at = lost && trusted < now ? now + grace : trusted;
-      ::kill(pid, SIGTERM);
+      // Reported lost early (its row gone), or this loop woke late: SIGKILL no later than
+      // the last trusted end seen, nor than a grace from now.
+      kill_at = live ? trusted : std::min(now + grace, last_trusted == steady::time_point{} ? now : last_trusted);
+      signal_group(pid, SIGTERM);
     }
     if (const int sig = signalled.load(); sig != 0 && sig != forwarded_seen) {
       forwarded_seen = sig;
@@ -271,7 +307,7 @@ int run_exec(const global_options& g, const exec_args& a) {
     }
     if (!killed && (now >= kill_at || (forwarded_at && now >= *forwarded_at + grace))) {
       killed = true;
-      ::kill(pid, SIGKILL);
+      signal_group(pid, SIGKILL);
     }
     // Sleep until the next thing to do, woken at once by SIGCHLD.
     auto next = now + milliseconds(50);

@@ -124,6 +124,10 @@ struct session_core {
   bool stopping = false;
   std::thread watchdog;
   bool renewing = false;  // a renewal is in flight on `watch`; guarded by mu
+  // When the deadline thread cuts that renewal: half a renewal period after it was sent,
+  // so that a renewal stuck on a silent network is retried (on a new connection) well
+  // before the lease runs out - and before `dblock exec` would stop its command. Guarded by mu.
+  clock_type::time_point renew_cut_at = clock_type::time_point::max();
 
   // The deadline thread: at each hold's trusted end (deadline - margin) it marks the hold
   // lost and fires on_lost, on a thread that never touches the network, and cuts a
@@ -158,11 +162,21 @@ struct session_core {
           lost.push_back({n, h->fence, h->lost_reason});
         }
       }
+      // The renewal in flight, on the watchdog's own connection: cut at its deadline, or
+      // now if a lease it speaks for just ran out. The watchdog reconnects and goes on.
+      bool cut = false;
+      if (renewing && watch != db) {
+        if (now >= renew_cut_at || !lost.empty()) {
+          cut = true;
+          renew_cut_at = clock_type::time_point::max();
+        } else {
+          next = std::min(next, renew_cut_at);
+        }
+      }
       keeper_next = next;
-      if (!lost.empty()) {
-        const bool cut = renewing && watch != db;
+      if (!lost.empty() || cut) {
         l.unlock();
-        if (cut) watch->interrupt();  // the renewal's deadline: the watchdog reconnects and goes on
+        if (cut) watch->interrupt();
         fire(lost);
         l.lock();
         continue;
@@ -403,19 +417,25 @@ struct session_core {
       std::vector<lost_lease> lost;
       struct in_flight {  // the deadline thread cuts the connection only while this is set
         session_core& c;
-        explicit in_flight(session_core& core) : c(core) {
+        bool started = false;  // false: the session is stopping, send nothing
+        in_flight(session_core& core, clock_type::duration cut_after) : c(core) {
           std::lock_guard l(c.mu);
-          c.renewing = true;
+          if (c.stopping) return;
+          started = c.renewing = true;
+          c.renew_cut_at = clock_type::now() + cut_after;
+          c.schedule(c.renew_cut_at);
         }
         ~in_flight() {
           std::lock_guard l(c.mu);
           c.renewing = false;
+          c.renew_cut_at = clock_type::time_point::max();
         }
       };
       try {
         std::vector<std::string> still;
         {
-          in_flight mark(*this);
+          in_flight mark(*this, period / 2);
+          if (!mark.started) return;
           still = lock_store::renew(*watch, owner, row_ttl_ms, names.size(), names);
         }
         std::sort(still.begin(), still.end());
@@ -616,6 +636,8 @@ std::string describe_holder(const std::string& name, const std::optional<lock_in
 session::session(database db, session_options opts) : core_(std::make_shared<detail::session_core>()) {
   if (opts.ttl < milliseconds(100))
     throw invalid_argument("lock TTL " + std::to_string(opts.ttl.count()) + " ms is too short (at least 100 ms)");
+  if (opts.ttl > std::chrono::hours(24 * 366))
+    throw invalid_argument("lock TTL " + std::to_string(opts.ttl.count()) + " ms is too long (at most 366 days)");
   if (opts.renew_divisor < 2) throw invalid_argument("renew_divisor must be at least 2");
   if (opts.min_backoff <= milliseconds(0) || opts.max_backoff < opts.min_backoff)
     throw invalid_argument("backoff bounds must satisfy 0 < min_backoff <= max_backoff");
@@ -635,13 +657,14 @@ session::session(database db, session_options opts) : core_(std::make_shared<det
   c.holder = c.opts.holder.empty() ? default_holder() : c.opts.holder;
   if (c.holder.size() > 255) c.holder.resize(255);
   // The watchdog gets its own connection so renewals never queue behind user work, with
-  // timeouts no longer than the renewal period: a renewal cannot outwait its lease.
+  // timeouts of half the renewal period (at least 1 s): a renewal stuck on a silent network
+  // fails and is retried well before its lease runs out (see renew_cut_at).
   if (c.db->can_reopen()) {
     auto o = c.db->options();
-    const auto period = c.opts.ttl / c.opts.renew_divisor;
-    o.network_timeout = std::clamp<milliseconds>(period, std::chrono::seconds(1), std::max<milliseconds>(
-                                                                                        o.network_timeout, std::chrono::seconds(1)));
-    o.connect_timeout = std::clamp(std::chrono::ceil<std::chrono::seconds>(period), std::chrono::seconds(1),
+    const auto bound = c.opts.ttl / c.opts.renew_divisor / 2;
+    o.network_timeout = std::clamp<milliseconds>(bound, std::chrono::seconds(1),
+                                                 std::max<milliseconds>(o.network_timeout, std::chrono::seconds(1)));
+    o.connect_timeout = std::clamp(std::chrono::ceil<std::chrono::seconds>(bound), std::chrono::seconds(1),
                                    std::max(o.connect_timeout, std::chrono::seconds(1)));
     c.watch = c.db->reopen(o);
   } else {
@@ -1013,6 +1036,11 @@ void lease::release() {
 
 void lease::verify_in(transaction_ref tx) const {
   if (!h_) throw lock_lost("verify_in on a released lease");
+  // A lease already reported lost (or past its trusted end) fails here, even while its row
+  // is still in its lock delay on the server.
+  if (!is_held())
+    throw lock_lost("lock '" + h_->name + "' (fence " + std::to_string(h_->fence) + ") is no longer held: " +
+                    (lost_reason().empty() ? std::string("its lease ran out") : lost_reason()));
   if (tx.kind() != core_->db->kind()) throw invalid_argument("verify_in: the transaction is on another kind of database");
   if (!detail::lock_store::verify(*tx.backend(), h_->name, core_->owner, h_->fence)) {
     std::vector<lost_lease> lost;

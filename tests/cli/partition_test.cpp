@@ -222,6 +222,32 @@ TEST_P(ExecPartition, ExecEndsOnSignalDuringPartition) {
   EXPECT_TRUE(gone) << "the command outlived dblock exec";
 }
 
+// The command is a shell that runs the ticker in the background and waits: when the lease
+// is lost, everything the command started is stopped, not only the shell (the command runs
+// in a process group of its own).
+TEST_P(ExecPartition, WhatTheCommandStartedIsStoppedWithIt) {
+  const std::string name = "partition_grp_" + random_hex(6);
+  const auto ticks = dir_.path() / "holder";
+  ticker_guard guard{ticks};
+  relay r(relay::target_of(url_));
+  auto holder = start_process(dblock({"exec", "--name", name, "--ttl", "2s", "--grace", "200ms", "--", "sh", "-c",
+                                      "\"$0\" --tick \"$1\" & wait", DBLOCK_RELAY, ticks.string()},
+                                     r.url_through(url_), 15s));
+  ASSERT_TRUE(wait_for_ticks(ticks, 15s)) << "the holder never started its command";
+  const pid_t grandchild = read_ticks(ticks).pid;
+  ASSERT_GT(grandchild, 0);
+  std::this_thread::sleep_for(500ms);
+  r.pause();
+  const auto h = holder.wait();
+  EXPECT_EQ(h.exit_code, 74) << h.err;
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !process_running(grandchild);
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone) << "a process the command started outlived the lease";
+}
+
 // The command succeeds, then the release cannot reach the database: exit 76, one line.
 TEST_P(ExecPartition, ReleaseFailureAfterSuccessExits76) {
   const std::string name = "partition_rel_" + random_hex(6);

@@ -108,6 +108,11 @@ TEST_P(PartitionConformance, ExpiredLeaseIsTakenOverOnlyAfterItsLockDelayAndARel
     EXPECT_TRUE(i.in_lock_delay()) << i.expires_in.count() << " ms to takeover";
   }
   EXPECT_TRUE(listed);
+  // The stale holder's own view: no longer held, and verify_in refuses it although the row,
+  // in its lock delay, is still the holder's on the server.
+  EXPECT_FALSE((*la)->is_held());
+  auto work = open();
+  EXPECT_THROW(transact(work, [&](transaction_ref tx) { (*la)->verify_in(tx); }), lock_lost);
 
   auto lb = b.acquire(name, 5s);
   const auto granted = steady::now();

@@ -2,7 +2,9 @@
 // statements as prepared statements on its own connections (exec_params on a caller's
 // connection or transaction; one round trip each), transactions with pqxx::work,
 // and the public open_pqxx()/attach(pqxx::connection&) entry points.
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
 #include <pqxx/pqxx>
@@ -28,10 +30,17 @@ class receiver final : public pqxx::notification_receiver {
 class pqxx_driver final : public driver {
  public:
   pqxx_driver(std::unique_ptr<pqxx::connection> owned, pqxx::connection* conn, std::string desc)
-      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)) {}
+      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)) {
+    // A descriptor of our own for interrupt(): libpq closes its own when the connection
+    // fails, and that number may be reused by then. This one keeps the socket object.
+    if (owned_ && owned_->sock() >= 0) cut_fd_ = ::fcntl(owned_->sock(), F_DUPFD_CLOEXEC, 0);
+  }
   // Runs inside the caller's transaction; never begins, commits or rolls it back.
   explicit pqxx_driver(pqxx::transaction_base& ext) : conn_(nullptr), ext_(&ext), desc_("caller's pqxx transaction") {}
-  ~pqxx_driver() override { rollback(); }
+  ~pqxx_driver() override {
+    rollback();
+    if (cut_fd_ >= 0) ::close(cut_fd_);
+  }
 
   dialect kind() const noexcept override { return dialect::postgresql; }
   client_library client() const noexcept override { return client_library::pqxx; }
@@ -115,12 +124,10 @@ class pqxx_driver final : public driver {
 
   bool in_transaction() const noexcept override { return tx_ || ext_; }
 
-  // shutdown(2), not close(2): the descriptor stays libpq's, the blocked poll() wakes with
-  // end-of-file and libpq reports a lost connection. Never on a connection we do not own.
+  // shutdown(2) of the socket (through our duplicate descriptor): libpq's blocked poll()
+  // wakes with end-of-file and reports a lost connection. Only on a connection we own.
   void interrupt() noexcept override {
-    if (!owned_) return;
-    const int fd = owned_->sock();
-    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    if (cut_fd_ >= 0) ::shutdown(cut_fd_, SHUT_RDWR);
   }
 
   bool can_listen() const noexcept override { return conn_ != nullptr; }
@@ -199,6 +206,7 @@ class pqxx_driver final : public driver {
 
   std::unique_ptr<pqxx::connection> owned_;
   pqxx::connection* conn_;
+  int cut_fd_ = -1;  // duplicate of the socket, for interrupt()
   pqxx::transaction_base* ext_ = nullptr;
   std::vector<std::string> inbox_;
   std::vector<std::unique_ptr<receiver>> receivers_;

@@ -6,7 +6,9 @@
 // BEGIN IMMEDIATE (a deferred BEGIN lets two read-then-write transactions deadlock);
 // SQLite gets WAL, a busy timeout and extended result codes. Public: open_soci(),
 // attach(soci::session&).
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <soci/mysql/soci-mysql.h>
 #include <soci/postgresql/soci-postgresql.h>
@@ -132,16 +134,23 @@ class soci_driver final : public driver {
   ~soci_driver() override {
     rollback();
     cache_.reset();  // finalized before owned_ closes the connection
+    if (cut_fd_ >= 0) ::close(cut_fd_);
   }
 
   dialect kind() const noexcept override { return kind_; }
   client_library client() const noexcept override { return client_library::soci; }
 
-  // shutdown(2) of the client library's socket (see driver::interrupt); SQLite has none.
-  // static_cast: the session was opened here with the factory of kind_ (SOCI exports no
-  // typeinfo for its backends).
-  // Never on a session we do not own.
+  // shutdown(2) of the client library's socket through our duplicate descriptor (see
+  // remember_socket): the blocked call returns with a lost connection. SQLite has none.
   void interrupt() noexcept override {
+    if (cut_fd_ >= 0) ::shutdown(cut_fd_, SHUT_RDWR);
+  }
+
+  // Keeps a descriptor of our own for the session's socket, taken right after connecting:
+  // the client library closes (and may free) its own when the connection fails, so reading
+  // it later from another thread would race with that. static_cast: the session was opened
+  // here with the factory of kind_ (SOCI exports no typeinfo for its backends).
+  void remember_socket() {
     if (!owned_) return;
     int fd = -1;
     if (kind_ == dialect::postgresql) {
@@ -151,7 +160,7 @@ class soci_driver final : public driver {
       if (auto* be = static_cast<soci::mysql_session_backend*>(owned_->get_backend()); be && be->conn_)
         fd = static_cast<int>(mysql_get_socket(be->conn_));
     }
-    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    if (fd >= 0) cut_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   }
   placeholder_style style() const noexcept override { return placeholder_style::named; }
   std::string describe() const override { return desc_; }
@@ -369,6 +378,7 @@ class soci_driver final : public driver {
 
   std::unique_ptr<soci::session> owned_;
   soci::session* sess_;
+  int cut_fd_ = -1;  // duplicate of the socket, for interrupt()
   std::unique_ptr<sqlite_statement_cache> cache_;  // set on owned SQLite connections only
   dialect kind_;
   std::string desc_;
@@ -426,6 +436,7 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   }
   auto* raw = s.get();
   auto d = std::make_unique<soci_driver>(std::move(s), raw, u.kind, u.redacted());
+  d->remember_socket();
   if (u.kind == dialect::sqlite) {
     d->configure_sqlite(opts.connect_timeout);
     d->enable_statement_cache();
