@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 #include <string_view>
 
 #include "dblock/database.hpp"
@@ -34,6 +35,16 @@ struct open_options {
   // and a renewal still unanswered when a lease it speaks for runs out is cut off.
   // Connections you attach are yours to configure (docs/locks.md, "Timing").
   std::chrono::milliseconds network_timeout{30'000};
+  // The name every connection dblock opens gives the server, so that a DBA can tell
+  // dblock's connections apart (pg_stat_activity.application_name, MariaDB's
+  // performance_schema.session_connect_attrs program_name). Empty (the default):
+  // "dblock <host>:<pid>". At most 63 bytes are sent (PostgreSQL's limit).
+  //  - PostgreSQL (libpqxx and SOCI): application_name; an application_name given in
+  //    the URL wins.
+  //  - MySQL/MariaDB with Connector/C++: the connection attribute program_name.
+  //  - SOCI with MySQL/MariaDB: not sent (SOCI 4.0 has no option for connection
+  //    attributes). SQLite: nothing to name.
+  std::string application_name;
 };
 
 // Parses the URL first (invalid_argument names the bad part, before any connection),

@@ -8,6 +8,8 @@
 //               a qualified name over 64 characters becomes its SHA-256 hex (same trade-off).
 //   SQLite:     no connection-scoped locks exist: falls back to a lease lock named
 //               "dblock:session:<name>" (renewed by a watchdog; freed by TTL after a crash).
+//   PostgreSQL behind a transaction pooler (?pooler=transaction): the same lease lock
+//               (a session advisory lock would stay on a server connection others share).
 // The exact SQL is in sql/<dialect>/session_lock_*.sql. Used by the migration runner
 // and the single-active reaper.
 #pragma once
@@ -30,7 +32,8 @@ struct session_lock_options {
   // other work on `db` can never end it by accident. Attached connections cannot be
   // reopened: the lock then lives on the caller's connection. Default true.
   bool dedicated_connection = true;
-  // SQLite fallback only: the lease's TTL. Default 30 s.
+  // The lease fallback's TTL: SQLite, and PostgreSQL behind a transaction pooler
+  // (?pooler=transaction), hold a session lock as a lease lock. Default 30 s.
   std::chrono::milliseconds sqlite_ttl{30'000};
 };
 

@@ -3,6 +3,9 @@
 //   mysql://user:pass@host:port/db        (Connector/C++) also mariadb://
 //   sqlite:relative/path.db | sqlite:///abs/path.db  (SOCI sqlite3)
 //   soci+postgresql://...  soci+mysql://...           (SOCI for PostgreSQL / MySQL)
+// PostgreSQL URLs take ?pooler=transaction: the server is reached through a pooler in
+// transaction pooling mode (PgBouncer); dblock then keeps no state in the server
+// session (docs/locks.md, "Poolers"). libpq never sees this option.
 // A malformed URL is refused here, before any connection attempt, with an
 // invalid_argument naming the bad part. Passwords never appear in messages.
 #pragma once
@@ -16,6 +19,9 @@ namespace dblock {
 
 enum class dialect { postgresql, mysql, sqlite };
 enum class client_library { pqxx, mysql, soci };
+// How the server is reached: directly (or through a session-pooling pooler, which is
+// the same to dblock), or through a pooler in transaction pooling mode.
+enum class pooler_mode { none, transaction };
 
 [[nodiscard]] const char* to_string(dialect d) noexcept;
 [[nodiscard]] const char* to_string(client_library c) noexcept;
@@ -29,7 +35,8 @@ struct connection_url {
   std::string host;
   std::optional<int> port;
   std::string database;  // database name, or the SQLite file path
-  std::map<std::string, std::string> options;  // ?key=value pairs, percent-decoded
+  std::map<std::string, std::string> options;  // ?key=value pairs, percent-decoded (not `pooler`)
+  pooler_mode pooler = pooler_mode::none;      // ?pooler=transaction (PostgreSQL only)
   std::string original;  // the URL as given (contains the password: do not log)
 
   // The URL with the password replaced by "***": safe for messages and logs.

@@ -5,15 +5,26 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/backend.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/open.hpp"
 
 namespace dblock::cli {
 
+namespace {
+// --pooler is the URL's ?pooler= option (it overrides one already there); the URL parser
+// checks the value and the scheme, so the message is the same either way.
+std::string with_pooler(std::string url, const global_options& g) {
+  if (!g.pooler) return url;
+  url = detail::url_without_option(url, "pooler");
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "pooler=" + detail::percent_encode(*g.pooler);
+}
+}  // namespace
+
 resolved_url resolve_url(const global_options& g) {
-  if (g.url) return {*g.url, false};
-  if (const char* env = std::getenv("DBLOCK_URL"); env && *env) return {env, false};
-  return {std::string(default_url), true};
+  if (g.url) return {with_pooler(*g.url, g), false};
+  if (const char* env = std::getenv("DBLOCK_URL"); env && *env) return {with_pooler(env, g), false};
+  return {with_pooler(std::string(default_url), g), true};
 }
 
 database connect(const global_options& g) {

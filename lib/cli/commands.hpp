@@ -26,6 +26,7 @@ inline constexpr int exit_schema = 78;       // schema missing: run `dblock migr
 
 struct global_options {
   std::optional<std::string> url;  // --url; else DBLOCK_URL; else the embedded SQLite default
+  std::optional<std::string> pooler;  // --pooler MODE: added to the URL as ?pooler=MODE
 };
 
 // The URL to use and whether it is the embedded default (which migrates itself).

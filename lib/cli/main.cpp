@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--url", g.url,
                  "Database URL: postgresql://, mysql://, sqlite:PATH, soci+postgresql://, soci+mysql:// "
                  "(default: $DBLOCK_URL, else sqlite:dblock.db)");
+  app.add_option("--pooler", g.pooler,
+                 "transaction: PostgreSQL is reached through a pooler in transaction pooling mode "
+                 "(PgBouncer); the same as ?pooler=transaction in the URL");
 
   // One line per feature file (lib/cli/<feature>.cpp).
   cli::command_registry reg;

@@ -59,6 +59,12 @@ class driver {
 
   [[nodiscard]] std::uint64_t round_trips() const noexcept { return round_trips_; }
 
+  // Reached through a pooler in transaction pooling mode (?pooler=transaction): the
+  // server session is shared, so nothing may outlive one transaction on it (no named
+  // prepared statement, LISTEN, session advisory lock or session setting).
+  [[nodiscard]] bool pooled() const noexcept { return pooled_; }
+  void set_pooled(bool on) noexcept { pooled_ = on; }
+
   // LISTEN/NOTIFY, where the client library offers it (libpqxx). listen() subscribes
   // this connection to a channel; await_notifications() blocks up to `timeout` and
   // returns the payloads that arrived. Drivers without it return false / nothing.
@@ -81,6 +87,7 @@ class driver {
 
  protected:
   std::uint64_t round_trips_ = 0;
+  bool pooled_ = false;
 };
 
 // open_options::network_timeout as connection parameters, one place for every driver.
@@ -90,6 +97,15 @@ class driver {
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> libpq_timeouts(const open_options& opts);
 // MySQL/MariaDB read and write timeout in whole seconds (rounded up).
 [[nodiscard]] int mysql_io_timeout_seconds(const open_options& opts);
+// The name a connection gives the server (application_name / program_name):
+// open_options::application_name, else "dblock <host>:<pid>"; at most 63 bytes
+// (PostgreSQL's limit), cut at a character boundary.
+[[nodiscard]] std::string connection_name(const open_options& opts);
+// `url` without its ?key=... option(s) (the rest unchanged): dblock's own options must
+// not reach libpq, which refuses unknown ones.
+[[nodiscard]] std::string url_without_option(std::string_view url, std::string_view key);
+// `s` percent-encoded for a URL query value (everything but unreserved characters).
+[[nodiscard]] std::string percent_encode(std::string_view s);
 
 // A factory for more connections to the same place (used by sessions that need a
 // watchdog or LISTEN connection), with the given timeouts. Empty for attached connections.
@@ -102,6 +118,9 @@ class backend {
 
   [[nodiscard]] dialect kind() const noexcept { return kind_; }
   [[nodiscard]] client_library client() const noexcept { return client_; }
+  // Through a transaction-pooling pooler (driver::pooled()): sessions do not LISTEN or
+  // queue, session locks and the migration lock use no session advisory lock.
+  [[nodiscard]] bool pooled() const noexcept { return pooled_; }
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] std::uint64_t round_trips() const noexcept;
   [[nodiscard]] bool can_reopen() const noexcept { return static_cast<bool>(reopen_); }
@@ -142,6 +161,10 @@ class backend {
   // is one BEGIN IMMEDIATE transaction instead (see migrate.cpp).
   [[nodiscard]] bool migration_lock(std::chrono::milliseconds wait);
   void migration_unlock() noexcept;
+  // Pooler mode (PostgreSQL): the migration lock as a transaction-scoped advisory lock,
+  // taken inside the current transaction and freed by its end; the same key as the
+  // session lock, so pooled and direct migrators exclude each other. Polls until `deadline`.
+  [[nodiscard]] bool migration_lock_in_transaction(std::chrono::steady_clock::time_point deadline);
   void ensure_history_table();
   [[nodiscard]] std::vector<migration_info> applied(const std::string& scope);
   void record_migration(const migration_info& m);
@@ -164,6 +187,7 @@ class backend {
   mutable std::mutex swap_mu_;
   dialect kind_;
   client_library client_;
+  bool pooled_;
   mutable std::recursive_mutex mu_;
   bool broken_ = false;                      // the last statement lost the connection
   std::uint64_t retired_round_trips_ = 0;   // round trips of replaced connections

@@ -1,6 +1,11 @@
 // lib/core/database.cpp — the backend operations (backend.hpp) written once over a
 // driver, and the public dblock::database handle that forwards to them.
 
+#include <unistd.h>
+
+#include <cctype>
+#include <random>
+#include <thread>
 #include <utility>
 
 #include "core/backend.hpp"
@@ -15,7 +20,8 @@ backend::backend(std::unique_ptr<driver> d, driver_factory reopen, open_options 
       reopen_(std::move(reopen)),
       opts_(std::move(opts)),
       kind_(driver_->kind()),
-      client_(driver_->client()) {}
+      client_(driver_->client()),
+      pooled_(driver_->pooled()) {}
 
 backend::~backend() = default;
 
@@ -87,6 +93,37 @@ std::vector<std::pair<std::string, std::string>> libpq_timeouts(const open_optio
           {"keepalives_interval", std::to_string(std::max(1LL, s / 6))},
           {"keepalives_count", "3"},
           {"tcp_user_timeout", std::to_string(ms)}};
+}
+
+std::string connection_name(const open_options& opts) {
+  std::string name = opts.application_name;
+  if (name.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    name = "dblock " + std::string(host) + ":" + std::to_string(::getpid());
+  }
+  if (name.size() > 63) {
+    std::size_t n = 63;
+    // Do not end inside a UTF-8 sequence: back up over continuation bytes.
+    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
+    name.resize(n);
+  }
+  return name;
+}
+
+std::string percent_encode(std::string_view s) {
+  static const char digits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
 }
 
 int mysql_io_timeout_seconds(const open_options& opts) {
@@ -165,6 +202,22 @@ bool backend::schema_present() {
 
 namespace {
 constexpr std::string_view migration_lock_name = "dblock:migrate";
+}
+
+bool backend::migration_lock_in_transaction(std::chrono::steady_clock::time_point deadline) {
+  using clock = std::chrono::steady_clock;
+  const value key = sha256_int64(migration_lock_name);
+  std::mt19937 rng(std::random_device{}());
+  for (int attempt = 0;; ++attempt) {
+    auto r = exec("migration_lock_xact", {key});
+    if (!r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1") return true;
+    const auto now = clock::now();
+    if (now >= deadline) return false;
+    // Full jitter, 5 ms doubling to 200 ms, as session_wait.
+    const int cap = std::min(200, 5 << std::min(attempt, 6));
+    auto sleep = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng));
+    std::this_thread::sleep_for(std::min<clock::duration>(sleep, deadline - now));
+  }
 }
 
 bool backend::migration_lock(std::chrono::milliseconds wait) {

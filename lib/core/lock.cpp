@@ -318,7 +318,10 @@ struct session_core {
   }
 
   // Whether waiters of this session can take a place in a wait line.
-  [[nodiscard]] bool can_queue() const { return opts.fair && db->kind() != dialect::sqlite && db->can_reopen(); }
+  // Not behind a transaction pooler: a place in line is a session advisory lock.
+  [[nodiscard]] bool can_queue() const {
+    return opts.fair && db->kind() != dialect::sqlite && db->can_reopen() && !db->pooled();
+  }
 
   void return_line(std::shared_ptr<backend> conn) {
     std::lock_guard l(mu);
@@ -499,7 +502,8 @@ struct session_core {
   }
 
   void ensure_listener() {
-    if (!opts.listen || db->kind() != dialect::postgresql || !db->can_reopen()) return;
+    // Behind a transaction pooler LISTEN would subscribe a shared server connection.
+    if (!opts.listen || db->kind() != dialect::postgresql || !db->can_reopen() || db->pooled()) return;
     std::lock_guard l(mu);
     if (listener_started || stopping) return;
     listener_started = true;

@@ -1,7 +1,9 @@
 // lib/core/migrate.cpp — the migration runner: dblock's own embedded schema
 // (migrations/<dialect>/NNNN_name.sql, scope "dblock") and a user's folder (own scope).
 // Serialization across processes: PostgreSQL advisory lock / MySQL GET_LOCK held for
-// the whole run; SQLite runs everything in one BEGIN IMMEDIATE transaction.
+// the whole run; SQLite runs everything in one BEGIN IMMEDIATE transaction; PostgreSQL
+// behind a transaction pooler takes a transaction-scoped advisory lock in each
+// migration's own transaction (run_pooled).
 // Each migration is recorded with a SHA-256 of its bytes; an edited, already-applied
 // file is refused. MySQL DDL commits implicitly: a failure stops the run, names the
 // file and statement, and the migration is not recorded.
@@ -100,10 +102,53 @@ void apply_statements(detail::backend& b, const migration_file& f) {
   }
 }
 
+[[noreturn]] void lock_timeout(detail::backend& b, const migrate_options& opts) {
+  throw timeout_error("another process has held the migration lock for more than " +
+                      std::to_string(opts.lock_wait.count()) + " ms in " + b.describe());
+}
+
+void check_unchanged(const migration_file& f, const migration_info& recorded) {
+  if (recorded.checksum != f.info.checksum)
+    throw migration_error("migration " + f.info.file + " was edited after it was applied (recorded sha256 " +
+                          recorded.checksum.substr(0, 12) + "..., file now " + f.info.checksum.substr(0, 12) +
+                          "...); add a new migration instead");
+}
+
+// Behind a transaction pooler no lock may outlive a transaction, so the run's session
+// lock becomes one transaction per step, each taking the migration lock first (a
+// transaction-scoped advisory lock) and reading the history under it: the history
+// table's creation, then every file with its history row. A concurrent migrator waits
+// at each step and then finds the file recorded. Each file still commits on its own.
+migrate_result run_pooled(detail::backend& b, const std::vector<migration_file>& files, const std::string& scope,
+                          const migrate_options& opts) {
+  const auto deadline = std::chrono::steady_clock::now() + opts.lock_wait;
+  migrate_result res;
+  b.in_transaction([&] {
+    if (!b.migration_lock_in_transaction(deadline)) lock_timeout(b, opts);
+    b.ensure_history_table();
+  });
+  for (const auto& f : files) {
+    b.in_transaction([&] {
+      if (!b.migration_lock_in_transaction(deadline)) lock_timeout(b, opts);
+      for (const auto& m : b.applied(scope)) {
+        if (m.version != f.info.version) continue;
+        check_unchanged(f, m);
+        ++res.already_applied;
+        return;
+      }
+      apply_statements(b, f);
+      b.record_migration(f.info);
+      res.applied.push_back(f.info);
+    });
+  }
+  return res;
+}
+
 migrate_result run(detail::backend& b, std::vector<migration_file> files, const std::string& scope,
                    const migrate_options& opts) {
   std::sort(files.begin(), files.end(),
             [](const migration_file& a, const migration_file& c) { return a.info.version < c.info.version; });
+  if (b.pooled()) return run_pooled(b, files, scope, opts);
   migrate_result res;
   auto body = [&] {
     b.ensure_history_table();
@@ -111,10 +156,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
     for (auto& m : b.applied(scope)) done[m.version] = m;
     for (const auto& f : files) {
       if (auto it = done.find(f.info.version); it != done.end()) {
-        if (it->second.checksum != f.info.checksum)
-          throw migration_error("migration " + f.info.file + " was edited after it was applied (recorded sha256 " +
-                                it->second.checksum.substr(0, 12) + "..., file now " +
-                                f.info.checksum.substr(0, 12) + "...); add a new migration instead");
+        check_unchanged(f, it->second);
         ++res.already_applied;
         continue;
       }
@@ -136,9 +178,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
     b.in_transaction(body);  // BEGIN IMMEDIATE: other migrators wait on the busy timeout
     return res;
   }
-  if (!b.migration_lock(opts.lock_wait))
-    throw timeout_error("another process has held the migration lock for more than " +
-                        std::to_string(opts.lock_wait.count()) + " ms in " + b.describe());
+  if (!b.migration_lock(opts.lock_wait)) lock_timeout(b, opts);
   try {
     body();
   } catch (...) {

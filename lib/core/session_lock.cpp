@@ -51,6 +51,9 @@ void check_name(std::string_view name) {
   if (name.size() > 255)
     throw invalid_argument("session lock name is " + std::to_string(name.size()) + " bytes long (at most 255)");
 }
+// SQLite has no session locks; behind a transaction pooler a session advisory lock would
+// stay on a server connection other clients share. Both use a lease lock instead.
+bool lease_backed(database& db) { return db.kind() == dialect::sqlite || db.backend()->pooled(); }
 }  // namespace
 
 std::optional<session_lock> session_lock::try_lock(database& db, std::string_view name,
@@ -58,7 +61,7 @@ std::optional<session_lock> session_lock::try_lock(database& db, std::string_vie
   check_name(name);
   session_lock l;
   l.name_ = std::string(name);
-  if (db.kind() == dialect::sqlite) {
+  if (lease_backed(db)) {
     validate_lock_name("dblock:session:" + std::string(name));
     session_options so;
     so.ttl = opts.sqlite_ttl;
@@ -80,7 +83,7 @@ session_lock session_lock::lock(database& db, std::string_view name, std::chrono
   check_name(name);
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + wait;
-  if (db.kind() == dialect::sqlite) {
+  if (lease_backed(db)) {
     session_lock l;
     l.name_ = std::string(name);
     session_options so;

@@ -6,6 +6,7 @@
 
 #include "dblock/errors.hpp"
 #include "dblock/url.hpp"
+#include "core/backend.hpp"
 
 namespace dblock {
 
@@ -81,7 +82,48 @@ void parse_query(std::string_view q, connection_url& u) {
   }
 }
 
+// ?pooler=...: dblock's own option, taken out of `options` (libpq must not see it).
+void take_pooler(connection_url& u) {
+  auto it = u.options.find("pooler");
+  if (it == u.options.end()) return;
+  const std::string v = it->second;
+  u.options.erase(it);
+  if (u.kind != dialect::postgresql)
+    bad("option pooler='" + v + "': pooler mode is for PostgreSQL URLs only (postgresql://, soci+postgresql://)");
+  if (v == "transaction") u.pooler = pooler_mode::transaction;
+  else if (v != "none" && !v.empty())
+    bad("option pooler='" + v + "' is not a pooler mode (known: transaction)");
+}
+
 }  // namespace
+
+namespace detail {
+std::string url_without_option(std::string_view url, std::string_view key) {
+  auto q = url.find('?');
+  if (q == std::string_view::npos) return std::string(url);
+  std::string out(url.substr(0, q));
+  char sep = '?';
+  std::string_view rest = url.substr(q + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    auto name = pair.substr(0, pair.find('='));
+    std::string decoded;
+    try {
+      decoded = percent_decode(name, "an option name");
+    } catch (const error&) {
+      decoded = std::string(name);
+    }
+    if (decoded == key) continue;
+    out += sep;
+    out += pair;
+    sep = '&';
+  }
+  return out;
+}
+}  // namespace detail
 
 connection_url parse_url(std::string_view url) {
   connection_url u;
@@ -136,6 +178,7 @@ connection_url parse_url(std::string_view url) {
     }
     u.database = percent_decode(path, "the SQLite path");
     if (u.database.empty() || u.database == "/") bad("missing database file path");
+    take_pooler(u);
     return u;
   }
 
@@ -182,6 +225,7 @@ connection_url parse_url(std::string_view url) {
   if (path.find('/') != std::string_view::npos) bad("database name '" + std::string(path) + "' contains '/'");
   u.database = percent_decode(path, "the database name");
   if (u.database.empty()) bad("missing database name (expected " + scheme + "://host/DATABASE)");
+  take_pooler(u);
   return u;
 }
 

@@ -25,7 +25,8 @@ DBLOCK_BUILD_PACKAGES=(
     faketime                       # tests/faults: a worker whose wall clock jumps (libfaketime)
 )
 # iproute2 gives `ss`, which scripts/servers uses to pick free ports (a bare image lacks it).
-DBLOCK_SERVER_PACKAGES=(postgresql mariadb-server mariadb-client iproute2)
+# pgbouncer: the transaction pooler that the pooler-mode tests run through.
+DBLOCK_SERVER_PACKAGES=(postgresql mariadb-server mariadb-client iproute2 pgbouncer)
 
 # Prints, one per line, the packages among "$@" that dpkg does not list as installed.
 dblock_missing_packages() {

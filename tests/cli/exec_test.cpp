@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -160,9 +161,9 @@ TEST_F(ExecCli, PausedHolderLosesTheLockExits74AndTheNextTokenIsLarger) {
 }
 
 // Several shell processes increment a counter file under `dblock exec`; the increment is
-// a racy read-sleep-write, so any overlap loses an update.
-void exclusion_through_exec(ExecCli& t, const temp_dir& dir, std::optional<std::string> url) {
-  const int procs = 5, rounds = 6;
+// a racy read-sleep-write, so any overlap loses an update. `procs` loops of `rounds` runs.
+void exclusion_through_exec(ExecCli& t, const temp_dir& dir, std::optional<std::string> url, int procs = 5,
+                            int rounds = 6) {
   auto counter = dir.path() / "counter";
   write_file(counter, "0\n");
   const std::string name = "excl_" + random_hex(4);
@@ -204,6 +205,37 @@ TEST_F(ExecCli, MutualExclusionBetweenShellProcessesOnPostgresqlAndMariadb) {
     }
     ASSERT_EQ(dblock({"migrate"}, url).exit_code, 0);
     exclusion_through_exec(*this, dir_, url);
+  }
+}
+
+// PostgreSQL through PgBouncer in transaction pooling mode (scripts/servers starts it):
+// 8 loops x 20 runs of `dblock exec` with ?pooler=transaction lose no update, and every
+// run exits 0 (a named prepared statement, LISTEN or session advisory lock would leak
+// between the clients that share a server connection). --pooler on the command line is
+// the same option; a mode that does not exist is exit 64 naming it.
+TEST_F(ExecCli, MutualExclusionThroughPgbouncerInTransactionPooling) {
+  auto bouncer = env_url(pgbouncer_url_env);
+  if (!bouncer) {
+    if (require_all()) FAIL() << "DBLOCK_TEST_PGBOUNCER_URL is not set";
+    GTEST_SKIP() << "DBLOCK_TEST_PGBOUNCER_URL is not set";
+  }
+  const std::string url = *bouncer + (bouncer->find('?') == std::string::npos ? "?" : "&") + "pooler=transaction";
+  auto m = dblock({"migrate"}, url);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto t0 = std::chrono::steady_clock::now();
+  exclusion_through_exec(*this, dir_, url, 8, 20);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  RecordProperty("pgbouncer_exec_160_ms", static_cast<int>(ms.count()));
+  std::cout << "160 dblock exec runs through PgBouncer: " << ms.count() << " ms\n";
+
+  auto flag = dblock({"--pooler", "transaction", "exec", "--name", "flag", "--", "sh", "-c", "echo ok"}, *bouncer);
+  EXPECT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(flag.out, "ok\n");
+  auto bad = dblock({"--pooler", "statement", "locks"}, *bouncer);
+  EXPECT_EQ(bad.exit_code, 64);
+  EXPECT_NE(bad.err.find("'statement'"), std::string::npos) << bad.err;
+  if (auto pw = parse_url(*bouncer).password; pw && !pw->empty()) {
+    EXPECT_EQ(bad.err.find(*pw), std::string::npos) << "no password in messages";
   }
 }
 

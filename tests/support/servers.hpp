@@ -1,6 +1,6 @@
 // tests/support/servers.hpp — the test database servers (DESIGN, "Tests"): their URLs
-// from DBLOCK_TEST_PG_URL / DBLOCK_TEST_MYSQL_URL, whether a missing one is a failure
-// (DBLOCK_TEST_REQUIRE_ALL=1) or a skip, and throwaway databases on them.
+// from DBLOCK_TEST_PG_URL / DBLOCK_TEST_MYSQL_URL / DBLOCK_TEST_PGBOUNCER_URL, whether a
+// missing one is a failure (DBLOCK_TEST_REQUIRE_ALL=1) or a skip, and throwaway databases on them.
 //
 // URLs carry a password: never put one in a test name, an assertion message or a log.
 // Use dblock::redact_url() if a URL must be shown.
@@ -23,6 +23,9 @@ namespace dblock::test {
 
 inline constexpr const char* pg_url_env = "DBLOCK_TEST_PG_URL";
 inline constexpr const char* mysql_url_env = "DBLOCK_TEST_MYSQL_URL";
+// PgBouncer in transaction pooling mode in front of the PostgreSQL above (scripts/servers);
+// tests add ?pooler=transaction themselves.
+inline constexpr const char* pgbouncer_url_env = "DBLOCK_TEST_PGBOUNCER_URL";
 
 // True when DBLOCK_TEST_REQUIRE_ALL=1 (CI): a missing server URL fails the test.
 inline bool require_all() {

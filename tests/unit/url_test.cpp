@@ -2,7 +2,9 @@
 // Every refusal is an invalid_argument naming the bad part, and no message ever
 // contains the password.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "core/backend.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/open.hpp"
 #include "dblock/url.hpp"
@@ -260,6 +262,36 @@ TEST(Url, NamesOfEnums) {
   EXPECT_STREQ(to_string(client_library::pqxx), "pqxx");
   EXPECT_STREQ(to_string(client_library::mysql), "mysql");
   EXPECT_STREQ(to_string(client_library::soci), "soci");
+}
+
+TEST(Url, PoolerModeIsParsedAndNotAnOptionForLibpq) {
+  EXPECT_EQ(parse_url("postgresql://u@h/db").pooler, pooler_mode::none);
+  auto u = parse_url("postgresql://u@h/db?sslmode=disable&pooler=transaction");
+  EXPECT_EQ(u.pooler, pooler_mode::transaction);
+  EXPECT_EQ(u.options.count("pooler"), 0u);
+  EXPECT_EQ(u.options.at("sslmode"), "disable");
+  EXPECT_EQ(parse_url("soci+postgresql://u@h/db?pooler=transaction").pooler, pooler_mode::transaction);
+  EXPECT_EQ(parse_url("postgresql://u@h/db?pooler=none").pooler, pooler_mode::none);
+  refused("postgresql://u:s3cr3t-PW@h/db?pooler=session", {"pooler", "'session'", "transaction"});
+  refused("mysql://u:s3cr3t-PW@h/db?pooler=transaction", {"pooler", "PostgreSQL"});
+  refused("sqlite:x.db?pooler=transaction", {"pooler", "PostgreSQL"});
+  EXPECT_EQ(detail::url_without_option("postgresql://u@h/db?pooler=transaction", "pooler"), "postgresql://u@h/db");
+  EXPECT_EQ(detail::url_without_option("postgresql://u@h/db?a=1&pooler=transaction&b=2", "pooler"),
+            "postgresql://u@h/db?a=1&b=2");
+  EXPECT_EQ(detail::url_without_option("postgresql://u@h/db?poolers=1", "pooler"), "postgresql://u@h/db?poolers=1");
+}
+
+TEST(Url, ConnectionNameIsDblockHostPidAtMost63Bytes) {
+  open_options o;
+  auto name = detail::connection_name(o);
+  EXPECT_EQ(name.rfind("dblock ", 0), 0u) << name;
+  EXPECT_TRUE(name.ends_with(":" + std::to_string(::getpid())) || name.size() == 63) << name;
+  EXPECT_LE(name.size(), 63u);
+  o.application_name = "billing-worker";
+  EXPECT_EQ(detail::connection_name(o), "billing-worker");
+  o.application_name = std::string(62, 'a') + "\xc3\xa9";  // 'é' across the 63-byte limit: cut before it
+  EXPECT_EQ(detail::connection_name(o), std::string(62, 'a'));
+  EXPECT_EQ(detail::percent_encode("dblock h:1/é"), "dblock%20h%3A1%2F%C3%A9");
 }
 
 }  // namespace

@@ -198,6 +198,8 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   const int io_timeout = mysql_io_timeout_seconds(opts);
   o["OPT_READ_TIMEOUT"] = io_timeout;
   o["OPT_WRITE_TIMEOUT"] = io_timeout;
+  // Names the connection (performance_schema.session_connect_attrs) like application_name.
+  o["OPT_CONNECT_ATTR_ADD"] = std::map<sql::SQLString, sql::SQLString>{{"program_name", connection_name(opts)}};
   try {
     std::unique_ptr<sql::Connection> c;
     {

@@ -130,7 +130,8 @@ class pqxx_driver final : public driver {
     if (cut_fd_ >= 0) ::shutdown(cut_fd_, SHUT_RDWR);
   }
 
-  bool can_listen() const noexcept override { return conn_ != nullptr; }
+  // Not behind a transaction pooler: the subscription would stay on a shared server connection.
+  bool can_listen() const noexcept override { return conn_ != nullptr && !pooled_; }
 
   // libpqxx sends LISTEN "<channel>" itself when a receiver is registered, and again
   // after it reconnects a broken connection.
@@ -171,9 +172,11 @@ class pqxx_driver final : public driver {
   // counted) and then run with exec_prepared: no parse and plan per call. Planning
   // lock_acquire's CTE costs several times what running it does (docs/performance.md).
   // The caller's transaction and attached connections keep exec_params: dblock leaves
-  // no prepared statements on a connection it does not own.
+  // no prepared statements on a connection it does not own. Nor behind a transaction
+  // pooler (pooled_): a named statement would be another client's on the next
+  // transaction's server connection; exec_params uses the unnamed statement.
   const std::string* prepared(const statement& st) {
-    if (!owned_ || ext_) return nullptr;
+    if (!owned_ || ext_ || pooled_) return nullptr;
     auto [it, fresh] = prepared_.try_emplace(st.text);
     auto& [name, ready] = it->second;
     if (fresh) {
@@ -217,16 +220,22 @@ class pqxx_driver final : public driver {
 };
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
-  // libpq reads connect_timeout, keepalives and tcp_user_timeout from the URL; add ours
-  // (open_options) for each one the user did not set.
-  std::string conninfo = u.original;
+  // libpq reads connect_timeout, keepalives, tcp_user_timeout and application_name from
+  // the URL; add ours (open_options) for each one the user did not set. `pooler` is
+  // dblock's and libpq would refuse it.
+  std::string conninfo = url_without_option(u.original, "pooler");
   if (u.scheme == "soci+postgresql" || u.scheme == "soci+postgres") conninfo = conninfo.substr(5);
-  for (const auto& [key, value] : libpq_timeouts(opts))
+  auto add = [&](const std::string& key, const std::string& value) {
     if (!u.options.count(key)) conninfo += (conninfo.find('?') == std::string::npos ? "?" : "&") + key + "=" + value;
+  };
+  for (const auto& [key, value] : libpq_timeouts(opts)) add(key, value);
+  add("application_name", percent_encode(connection_name(opts)));
   try {
     auto c = std::make_unique<pqxx::connection>(conninfo);
     auto* raw = c.get();
-    return std::make_unique<pqxx_driver>(std::move(c), raw, u.redacted());
+    auto d = std::make_unique<pqxx_driver>(std::move(c), raw, u.redacted());
+    d->set_pooled(u.pooler == pooler_mode::transaction);
+    return d;
   } catch (...) {
     try {
       rethrow_classified("cannot connect to " + u.redacted());

@@ -2,8 +2,12 @@
 // backend errors (get_error_category() is not portable in SOCI 4.0: duplicate keys are
 // "unknown" on MySQL and SQLite): SQLSTATE on PostgreSQL, the MySQL error number, the
 // SQLite extended result code.
+#if DBLOCK_SOCI_MYSQL
 #include <soci/mysql/soci-mysql.h>
+#endif
+#if DBLOCK_SOCI_POSTGRESQL
 #include <soci/postgresql/soci-postgresql.h>
+#endif
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
 
@@ -32,14 +36,18 @@ void rethrow_classified(const std::string& context, bool during_commit) {
     throw;
   } catch (const error&) {
     throw;
+#if DBLOCK_SOCI_POSTGRESQL
   } catch (const soci::postgresql_soci_error& e) {
     std::string state = e.sqlstate();
     raise(classify_sqlstate(state), context + ": " + trimmed(e.get_error_message()), state, 0, during_commit);
+#endif
+#if DBLOCK_SOCI_MYSQL
   } catch (const soci::mysql_soci_error& e) {
     int code = static_cast<int>(e.err_num_);
     raise(classify_mysql(code, ""), context + ": " + trimmed(e.get_error_message()) + " (MySQL error " +
                                         std::to_string(code) + ")",
           "", code, during_commit);
+#endif
   } catch (const soci::sqlite3_soci_error& e) {
     raise(classify_sqlite(e.result()), context + ": " + trimmed(e.get_error_message()) + " (SQLite result " +
                                            std::to_string(e.result()) + ")",

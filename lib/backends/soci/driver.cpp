@@ -10,8 +10,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+// DBLOCK_SOCI_POSTGRESQL / DBLOCK_SOCI_MYSQL (CMakeLists.txt): SOCI's PostgreSQL and MySQL
+// backends are built in when libpq / libmariadb are there; SQLite always is.
+#if DBLOCK_SOCI_MYSQL
 #include <soci/mysql/soci-mysql.h>
+#endif
+#if DBLOCK_SOCI_POSTGRESQL
 #include <soci/postgresql/soci-postgresql.h>
+#endif
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
 #include <sqlite3.h>
@@ -153,13 +159,18 @@ class soci_driver final : public driver {
   void remember_socket() {
     if (!owned_) return;
     int fd = -1;
+#if DBLOCK_SOCI_POSTGRESQL
     if (kind_ == dialect::postgresql) {
       if (auto* be = static_cast<soci::postgresql_session_backend*>(owned_->get_backend()); be && be->conn_)
         fd = PQsocket(be->conn_);
-    } else if (kind_ == dialect::mysql) {
+    }
+#endif
+#if DBLOCK_SOCI_MYSQL
+    if (kind_ == dialect::mysql) {
       if (auto* be = static_cast<soci::mysql_session_backend*>(owned_->get_backend()); be && be->conn_)
         fd = static_cast<int>(mysql_get_socket(be->conn_));
     }
+#endif
     if (fd >= 0) cut_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   }
   placeholder_style style() const noexcept override { return placeholder_style::named; }
@@ -403,22 +414,35 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       break;
     }
     case dialect::postgresql:
+#if DBLOCK_SOCI_POSTGRESQL
       factory = &soci::postgresql;
+#else
+      throw invalid_argument("this build of dblock's SOCI backend has no PostgreSQL support (libpq was not found)");
+#endif
       cs = "dbname=" + quote_param(u.database);
       for (const auto& [key, value] : libpq_timeouts(opts))
         cs += " " + key + "=" + (u.options.count(key) ? quote_param(u.options.at(key)) : value);
+      // The URL's application_name wins; SOCI passes the string on to libpq.
+      cs += " application_name=" +
+            quote_param(u.options.count("application_name") ? u.options.at("application_name") : connection_name(opts));
       if (!u.host.empty()) cs += " host=" + quote_param(u.host);
       if (u.port) cs += " port=" + std::to_string(*u.port);
       if (!u.user.empty()) cs += " user=" + quote_param(u.user);
       if (u.password) cs += " password=" + quote_param(*u.password);
       break;
     case dialect::mysql:
+#if DBLOCK_SOCI_MYSQL
       factory = &soci::mysql;
+#else
+      throw invalid_argument("this build of dblock's SOCI backend has no MySQL support (libmariadb was not found)");
+#endif
       cs = "db=" + quote_param(u.database) + " host=" + quote_param(u.host.empty() ? "127.0.0.1" : u.host) +
            " port=" + std::to_string(u.port.value_or(3306)) + " connect_timeout=" + timeout + " charset=utf8mb4";
       // Bounds a statement sent into a silent network (open_options::network_timeout).
       cs += " read_timeout=" + std::to_string(mysql_io_timeout_seconds(opts)) +
             " write_timeout=" + std::to_string(mysql_io_timeout_seconds(opts));
+      // No program_name: SOCI 4.0's MySQL backend has no option for connection
+      // attributes and connects inside its constructor (open_options::application_name).
       if (!u.user.empty()) cs += " user=" + quote_param(u.user);
       if (u.password) cs += " password=" + quote_param(*u.password);
       break;
@@ -436,6 +460,7 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   }
   auto* raw = s.get();
   auto d = std::make_unique<soci_driver>(std::move(s), raw, u.kind, u.redacted());
+  d->set_pooled(u.pooler == pooler_mode::transaction);
   d->remember_socket();
   if (u.kind == dialect::sqlite) {
     d->configure_sqlite(opts.connect_timeout);

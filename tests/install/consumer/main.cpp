@@ -1,5 +1,7 @@
-// A user's program: parses a URL, opens the embedded SQLite default in a given file,
-// migrates and pings. Prints "consumer ok ..." and exits 0 when everything worked.
+// A user's program: parses a URL, opens the database of argv[1] (an SQLite file URL, or a
+// server's), migrates twice and pings; with argv[2], checks that open() refuses that URL
+// naming the backend this build left out. Prints "consumer ok ..." and exits 0 when
+// everything worked.
 #include <dblock/dblock.hpp>
 
 #include <iostream>
@@ -13,16 +15,28 @@ int main(int argc, char** argv) {
       std::cerr << "parse_url gave unexpected parts\n";
       return 1;
     }
-    const std::string path = argc > 1 ? argv[1] : "consumer.db";
-    auto db = dblock::open("sqlite:" + path);
+    const std::string url = argc > 1 ? argv[1] : "sqlite:consumer.db";
+    auto db = dblock::open(url);
     auto first = db.migrate();
     auto second = db.migrate();
     db.ping();
-    if (first.applied.empty() || !second.applied.empty()) {
-      std::cerr << "migrate applied " << first.applied.size() << " then " << second.applied.size() << "\n";
+    if (!second.applied.empty()) {
+      std::cerr << "the second migrate applied " << second.applied.size() << " migrations\n";
       return 1;
     }
     db.require_schema();
+    if (argc > 2) {
+      try {
+        (void)dblock::open(argv[2]);
+        std::cerr << "open(" << argv[2] << ") worked, but this build should not have its backend\n";
+        return 1;
+      } catch (const dblock::invalid_argument& e) {
+        if (std::string(e.what()).find("backend") == std::string::npos) {
+          std::cerr << "refused without naming the backend: " << e.what() << "\n";
+          return 1;
+        }
+      }
+    }
     std::cout << "consumer ok: dblock " << DBLOCK_VERSION << ", " << first.applied.size() << " migrations\n";
     return 0;
   } catch (const dblock::error& e) {
