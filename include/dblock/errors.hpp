@@ -26,6 +26,7 @@ enum class error_kind {
   internal,            // a dblock bug or a misused object
 };
 
+// The name of the class an error of this kind is thrown as ("lock_lost", "timeout_error").
 [[nodiscard]] const char* to_string(error_kind k) noexcept;
 
 class error : public std::runtime_error {

@@ -147,8 +147,9 @@ class lease {
   lease& operator=(const lease&) = delete;
   ~lease();
 
+  // The lock's name and the fencing token of this grant (strictly larger than every earlier
+  // grant of the name). Both stay readable after release(), for logging.
   [[nodiscard]] const std::string& name() const noexcept;
-  // The fencing token of this grant: strictly larger than every earlier grant of the name.
   [[nodiscard]] std::int64_t fence() const noexcept;
   // False once released, once the lease was reported lost, or once the local safety
   // deadline has passed: the monotonic clock read before the last successful
@@ -175,7 +176,9 @@ class lease {
   friend class session;
   lease(std::shared_ptr<detail::session_core> core, std::shared_ptr<detail::held_lock> h);
   std::shared_ptr<detail::session_core> core_;
-  std::shared_ptr<detail::held_lock> h_;
+  std::shared_ptr<detail::held_lock> h_;  // empty once released
+  std::string name_;
+  std::int64_t fence_ = 0;
 };
 
 class session {

@@ -237,9 +237,14 @@ int run_exec(const global_options& g, const exec_args& a) {
     if (terminal) (void)::tcsetpgrp(STDIN_FILENO, ::getpid());  // SIGTTOU is still blocked here
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     ::execvp(argv[0], argv.data());
-    const char msg[] = "dblock: cannot run the command\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    ::_exit(127);
+    // As POSIX shells, env and timeout do: 127 when the command is not found, 126 when it
+    // was found but cannot be run (not executable, a directory, not a program).
+    const bool missing = errno == ENOENT || errno == ENOTDIR;
+    const char not_found[] = "dblock: cannot run the command: not found\n";
+    const char cannot_run[] = "dblock: cannot run the command: found but not executable\n";
+    if (missing) (void)!::write(2, not_found, sizeof not_found - 1);
+    else (void)!::write(2, cannot_run, sizeof cannot_run - 1);
+    ::_exit(missing ? 127 : 126);
   }
   (void)::setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
   child = pid;

@@ -5,19 +5,19 @@ namespace dblock {
 
 const char* to_string(error_kind k) noexcept {
   switch (k) {
-    case error_kind::invalid_argument: return "invalid argument";
-    case error_kind::connection: return "connection error";
-    case error_kind::commit_unknown: return "commit outcome unknown";
-    case error_kind::unique_violation: return "unique violation";
-    case error_kind::lock_not_available: return "lock not available";
+    case error_kind::invalid_argument: return "invalid_argument";
+    case error_kind::connection: return "connection_error";
+    case error_kind::commit_unknown: return "commit_unknown";
+    case error_kind::unique_violation: return "unique_violation";
+    case error_kind::lock_not_available: return "lock_not_available";
     case error_kind::deadlock: return "deadlock";
-    case error_kind::serialization: return "serialization failure";
-    case error_kind::schema_missing: return "schema missing";
-    case error_kind::migration: return "migration error";
-    case error_kind::timeout: return "timeout";
-    case error_kind::lock_lost: return "lock lost";
-    case error_kind::database: return "database error";
-    case error_kind::internal: return "internal error";
+    case error_kind::serialization: return "serialization_failure";
+    case error_kind::schema_missing: return "schema_missing";
+    case error_kind::migration: return "migration_error";
+    case error_kind::timeout: return "timeout_error";
+    case error_kind::lock_lost: return "lock_lost";
+    case error_kind::database: return "database_error";
+    case error_kind::internal: return "internal_error";
   }
   return "error";
 }

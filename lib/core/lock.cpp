@@ -934,7 +934,7 @@ std::vector<lock_info> list_locks(database& db) { return detail::lock_store::lis
 // ----------------------------------------------------------------------------- lease
 
 lease::lease(std::shared_ptr<detail::session_core> core, std::shared_ptr<detail::held_lock> h)
-    : core_(std::move(core)), h_(std::move(h)) {}
+    : core_(std::move(core)), h_(std::move(h)), name_(h_->name), fence_(h_->fence) {}
 
 lease::lease(lease&& o) noexcept = default;
 
@@ -946,6 +946,8 @@ lease& lease::operator=(lease&& o) noexcept {
     }
     core_ = std::move(o.core_);
     h_ = std::move(o.h_);
+    name_ = std::move(o.name_);
+    fence_ = o.fence_;
   }
   return *this;
 }
@@ -958,11 +960,8 @@ lease::~lease() {
   }
 }
 
-const std::string& lease::name() const noexcept {
-  static const std::string none;
-  return h_ ? h_->name : none;
-}
-std::int64_t lease::fence() const noexcept { return h_ ? h_->fence : 0; }
+const std::string& lease::name() const noexcept { return name_; }
+std::int64_t lease::fence() const noexcept { return fence_; }
 
 bool lease::is_held() const noexcept { return clock_type::now() < trusted_until(); }
 

@@ -75,11 +75,15 @@ std::optional<lock_info> holder(backend& b, const std::string& name) {
   if (b.kind() == dialect::mysql) {
     auto r = b.exec("lock_state", {name, std::string()});
     if (r.rows.empty()) return std::nullopt;
-    return info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+    auto i = info_from(name, r.rows[0], 1, 2, 3, 4, 5);
+    i.lock_delay = std::chrono::milliseconds(to_i64(r.rows[0].at(6)));
+    return i;
   }
-  auto r = b.exec("lock_holder", {name});  // holder, fence, expires_at, expires_in_ms
+  auto r = b.exec("lock_holder", {name});  // holder, fence, expires_at, expires_in_ms, holds, lock_delay_ms
   if (r.rows.empty()) return std::nullopt;
-  return info_from(name, r.rows[0], 1, 99, 0, 2, 3);
+  auto i = info_from(name, r.rows[0], 1, 4, 0, 2, 3);
+  i.lock_delay = std::chrono::milliseconds(to_i64(r.rows[0].at(5)));
+  return i;
 }
 
 std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) {

@@ -67,7 +67,15 @@ TEST_F(ExecCli, ExitsWithTheChildsStatus) {
   EXPECT_EQ(dblock({"exec", "--name", "st", "--", "sh", "-c", "exit 7"}).exit_code, 7);
   EXPECT_EQ(dblock({"exec", "--name", "st", "--", "true"}).exit_code, 0);
   EXPECT_EQ(dblock({"exec", "--name", "st", "--", "sh", "-c", "kill -9 $$"}).exit_code, 128 + 9);
-  EXPECT_EQ(dblock({"exec", "--name", "st", "--", "/nonexistent/program"}).exit_code, 127);
+  auto missing = dblock({"exec", "--name", "st", "--", "/nonexistent/program"});
+  EXPECT_EQ(missing.exit_code, 127) << "not found";
+  EXPECT_NE(missing.err.find("not found"), std::string::npos) << missing.err;
+  // Found but not executable: 126, as POSIX shells, env and timeout say.
+  const auto plain = dir_.path() / "not-executable.sh";
+  write_file(plain, "#!/bin/sh\nexit 0\n");
+  auto denied = dblock({"exec", "--name", "st", "--", plain.string()});
+  EXPECT_EQ(denied.exit_code, 126) << denied.err;
+  EXPECT_EQ(dblock({"exec", "--name", "st", "--", dir_.path().string()}).exit_code, 126) << "a directory";
 }
 
 TEST_F(ExecCli, BadInputIsExit64WithOneLineNamingTheValue) {

@@ -116,10 +116,36 @@ TEST_P(LockConformance, AcquireExcludesOtherOwnersAndReleaseFreesTheName) {
   const auto first = la->fence();
   la->release();
   EXPECT_FALSE(la->is_held());
+  EXPECT_EQ(la->fence(), first) << "the token stays readable after release, for logging";
+  EXPECT_EQ(la->name(), name);
   EXPECT_EQ(row_count(db1, name), 0);
   auto lb = b.try_acquire(name);
   ASSERT_TRUE(lb.has_value());
   EXPECT_GT(lb->fence(), first);
+}
+
+// holder_of() reads the row as it is: holder, fence, holds (re-entry counted) and the
+// holder's lock delay, the same on every database.
+TEST_P(LockConformance, HolderOfReportsHoldsFenceAndLockDelay) {
+  auto db = open();
+  auto other_db = open();
+  session_options o = quick();
+  o.holder = "holder-of";
+  o.lock_delay = 700ms;
+  session s(db, o), other(other_db, quick());
+  const auto name = unique_name("holderof");
+  EXPECT_FALSE(other.holder_of(name)) << "no row, no holder";
+  auto l1 = s.try_acquire(name);
+  auto l2 = s.try_acquire(name);
+  ASSERT_TRUE(l1 && l2);
+  auto h = other.holder_of(name);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->holder, "holder-of");
+  EXPECT_EQ(h->fence, l1->fence());
+  EXPECT_EQ(h->holds, 2);
+  EXPECT_EQ(h->lock_delay, 700ms);
+  EXPECT_GT(h->expires_in, 700ms);
+  EXPECT_FALSE(h->in_lock_delay());
 }
 
 TEST_P(LockConformance, ReentrantAcquireCountsHoldsAndKeepsTheFence) {

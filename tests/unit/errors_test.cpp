@@ -94,7 +94,11 @@ TEST(Errors, KindNamesAreDistinct) {
   std::set<std::string> names;
   for (auto k : all_kinds) names.insert(to_string(k));
   EXPECT_EQ(names.size(), std::size(all_kinds));
-  EXPECT_STREQ(to_string(error_kind::commit_unknown), "commit outcome unknown");
+  // The name of the class a kind is thrown as, so a log line names what to catch.
+  EXPECT_STREQ(to_string(error_kind::commit_unknown), "commit_unknown");
+  EXPECT_STREQ(to_string(error_kind::connection), "connection_error");
+  EXPECT_STREQ(to_string(error_kind::serialization), "serialization_failure");
+  EXPECT_STREQ(to_string(error_kind::timeout), "timeout_error");
 }
 
 TEST(Classify, PostgresqlSqlstates) {
