@@ -124,9 +124,10 @@ struct session_core {
   bool stopping = false;
   std::thread watchdog;
   bool renewing = false;  // a renewal is in flight on `watch`; guarded by mu
-  // When the deadline thread cuts that renewal: half a renewal period after it was sent,
-  // so that a renewal stuck on a silent network is retried (on a new connection) well
-  // before the lease runs out - and before `dblock exec` would stop its command. Guarded by mu.
+  // When the deadline thread cuts that renewal: half a renewal period (at least 1 s) after
+  // it was sent, so that a renewal stuck on a silent network is retried (on a new
+  // connection) before the lease runs out - and before `dblock exec` would stop its
+  // command. A lease's trusted end cuts it in any case. Guarded by mu.
   clock_type::time_point renew_cut_at = clock_type::time_point::max();
 
   // The deadline thread: at each hold's trusted end (deadline - margin) it marks the hold
@@ -437,7 +438,9 @@ struct session_core {
       try {
         std::vector<std::string> still;
         {
-          in_flight mark(*this, period / 2);
+          // Never sooner than 1 s (the watchdog connection's own floor): a renewal of many
+          // rows on a busy server is slow, not stuck, and cutting it would lose them all.
+          in_flight mark(*this, std::max<clock_type::duration>(period / 2, std::chrono::seconds(1)));
           if (!mark.started) return;
           still = lock_store::renew(*watch, owner, row_ttl_ms, names.size(), names);
         }
