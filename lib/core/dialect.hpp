@@ -1,0 +1,27 @@
+// lib/core/dialect.hpp — the dialect seam. lib/core is written once for every database;
+// what a SQL dialect does differently lives in lib/dialects/<dialect>/, one file per
+// statement family, each implementing an interface declared in lib/core/ops/<family>.hpp
+// and returning typed rows (no positional cell reads in lib/core). This header holds what
+// a dialect declares about itself as a whole; lib/core asks these questions instead of
+// comparing dialects. Internal.
+#pragma once
+
+#include "dblock/url.hpp"
+
+namespace dblock::detail {
+
+struct dialect_traits {
+  dialect kind;
+  const char* name;                 // sql/<name>/ and migrations/<name>/
+  char identifier_quote;            // '"' or '`'
+  bool notify = false;              // LISTEN/NOTIFY wake-ups between clients
+  bool async_commit = false;        // a statement may commit without waiting for its WAL flush
+  bool session_locks = false;       // server locks owned by a connection (advisory locks, GET_LOCK)
+  bool single_writer = false;       // one writer per database file: busy waits, not row locks
+  bool network = true;              // a server reached over a socket (timeouts, interrupt)
+};
+
+// The traits of each dialect (lib/dialects/<dialect>/traits.cpp).
+[[nodiscard]] const dialect_traits& traits_of(dialect d) noexcept;
+
+}  // namespace dblock::detail
