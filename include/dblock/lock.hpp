@@ -1,8 +1,8 @@
 // dblock/lock.hpp — lease locks (the heart of dblock): a unique-index lock table with
-// fencing tokens, re-entrant holds, one watchdog per session renewing every lock it
-// holds in one statement, and fast hand-off (in-process wake-up; LISTEN/NOTIFY on
-// PostgreSQL with libpqxx). The exact SQL per dialect is in sql/<dialect>/lock_*.sql
-// and in docs/locks.md.
+// fencing tokens, re-entrant holds, a wait line kept in the database (first come, first
+// served), one renewal statement per session for every lock it holds, and fast hand-off
+// (in-process wake-up; LISTEN/NOTIFY on PostgreSQL). The exact SQL per dialect is in
+// sql/<dialect>/lock_*.sql and in docs/locks.md.
 //
 // Who is the owner: a dblock::session. Every thread using the same session is the SAME
 // owner (like an etcd lease): a second acquire of a name the session holds re-enters it
@@ -26,10 +26,9 @@
 
 namespace dblock {
 
-namespace detail {
+// Implementation types (lib/core/lock.cpp).
 struct session_core;
 struct held_lock;
-}  // namespace detail
 
 // Why a lease was lost, for the callback and for lease::lost_reason().
 struct lost_lease {
@@ -41,6 +40,11 @@ struct lost_lease {
 enum class owner_scope {
   session,  // default: all threads of the session are one owner (re-entrant across threads)
   thread,   // the acquiring thread is the owner; other threads of the session are refused/wait
+};
+
+enum class renewal_connection {
+  shared,    // the process's background connection (one per database and process)
+  database,  // the session's own database connection
 };
 
 struct session_options {
@@ -78,9 +82,8 @@ struct session_options {
   // (deadline - margin) has its connection cut (PostgreSQL, SOCI) so the watchdog can
   // reconnect and go on.
   int renew_divisor = 3;
-  // PostgreSQL with libpqxx: waiters are woken on release by NOTIFY - the head of a wait
-  // line (fair) on its own line connection, other waiters by one LISTEN connection per
-  // session. Polling with backoff stays as the safety net. Default on.
+  // Wake waiters on release by NOTIFY (PostgreSQL; not through a transaction pooler),
+  // received by the process's background connection. Waiters poll otherwise. Default: on.
   bool listen = true;
   // Waiting: backoff with jitter from min_backoff, doubling up to max_backoff, never past
   // the caller's deadline nor (much) past the holder's expiry. Change-aware: a refused try
@@ -98,23 +101,17 @@ struct session_options {
   // waits for its flush. Ignored by MySQL/MariaDB and SQLite, and for a session whose
   // connection is inside a transaction (the caller's commit decides durability there).
   bool async_release = true;
-  // PostgreSQL and MariaDB: a blocking acquire() refused once waits in a first-come,
-  // first-served line before it tries again. The place in line is a server lock on a
-  // connection of this session used only for that (PostgreSQL advisory lock, MariaDB
-  // GET_LOCK; the server's lock queue keeps the order and frees the place of a waiter
-  // whose connection ends); only the head of the line polls the lock row. Exclusion and
-  // fencing are the lock row's alone: the line orders who tries, not who may hold.
-  // try_acquire() never queues: it may take a free lock in the moment between a release
-  // and the head's grant. An acquire()'s first try does not queue either (an uncontended
-  // acquire costs nothing extra), but on PostgreSQL it is refused a free lock while a
-  // waiter heads the line, and joins the line instead (on MariaDB it can take it). A
-  // waiter queues behind the head for at most one TTL (on MariaDB also at most 3/4 of
-  // open_options::network_timeout, the connection's read timeout): one still queued after that (a
-  // very long hold, or a head that stopped running) polls like fair = false for the rest
-  // of its wait, so a stopped waiter delays the others by at most one TTL. Costs one extra
-  // connection per thread waiting at a time (kept for reuse). Default on; ignored by SQLite
-  // and by sessions on an attached connection.
+  // A blocking acquire() refused once takes a ticket in the name's wait line, a row in the
+  // database renewed with the session's leases: a free name is granted to the lowest live
+  // ticket only (first come, first served on every database). Any try without a ticket -
+  // try_acquire(), the first try of acquire(), every try of a session with fair = false -
+  // is refused a free name while someone waits in line. Default: on.
   bool fair = true;
+  // Where renewals run: on the process's background connection, shared by every session of
+  // the process on the same database (default), or on the session's database connection
+  // itself (no extra connection, but a renewal waits for any statement or transaction the
+  // application runs on it). Default: renewal_connection::shared.
+  renewal_connection renew_on = renewal_connection::shared;
 };
 
 // A row of the lock table, for `dblock locks` and for error messages.
@@ -174,18 +171,19 @@ class lease {
 
  private:
   friend class session;
-  lease(std::shared_ptr<detail::session_core> core, std::shared_ptr<detail::held_lock> h);
-  std::shared_ptr<detail::session_core> core_;
-  std::shared_ptr<detail::held_lock> h_;  // empty once released
+  friend struct session_core;
+  lease(std::shared_ptr<session_core> core, std::shared_ptr<held_lock> h);
+  std::shared_ptr<session_core> core_;
+  std::shared_ptr<held_lock> h_;  // empty once released
   std::string name_;
   std::int64_t fence_ = 0;
 };
 
 class session {
  public:
-  // Uses db for acquire/release. When db was opened from a URL, the watchdog and the
-  // PostgreSQL listener get connections of their own; on an attached connection they
-  // share it (calls are serialized).
+  // Uses db for acquire/release. When db was opened from a URL, renewals and release
+  // notifications use the process's background connection to the same database (see
+  // renew_on); on an attached connection they share db (calls are serialized).
   explicit session(database db, session_options opts = {});
   ~session();  // stops the watchdog; leases still alive keep working until released
   session(const session&) = delete;
@@ -207,10 +205,7 @@ class session {
   [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
 
  private:
-  // try_acquire, and the row of the refusing holder when the statement returned it.
-  std::optional<lease> try_once(const std::string& name, std::optional<lock_info>* refused, bool behind_line = false,
-                                bool at_head = false);
-  std::shared_ptr<detail::session_core> core_;
+  std::shared_ptr<session_core> core_;
 };
 
 // Every row of the lock table (the `dblock locks` view).

@@ -172,6 +172,13 @@ class backend {
   void set_busy_timeout(std::chrono::milliseconds wait);
 
   [[nodiscard]] driver& raw() noexcept { return *driver_; }
+  // Runs fn on the driver holding the mutex, with a statement's reconnect rules: a
+  // connection lost before is replaced first, and one lost in fn is replaced before the
+  // next use (LISTEN, whose state a statement cannot carry).
+  void with_driver(const std::function<void(driver&)>& fn);
+  // Counts the connections this backend has had: it changes when a lost one is replaced
+  // (whatever was set on the old connection, a LISTEN, is gone).
+  [[nodiscard]] std::uint64_t connection_number() const noexcept;
 
  private:
   result exec_locked(std::string_view name, std::span<const value> params);
@@ -191,6 +198,7 @@ class backend {
   mutable std::recursive_mutex mu_;
   bool broken_ = false;                      // the last statement lost the connection
   std::uint64_t retired_round_trips_ = 0;   // round trips of replaced connections
+  std::uint64_t connection_number_ = 1;
 };
 
 // Runs f, one autocommit statement on b, again when it was chosen as a deadlock victim

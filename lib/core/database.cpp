@@ -46,6 +46,12 @@ void backend::revive() {
     old = std::exchange(driver_, std::move(fresh));
   }
   broken_ = false;
+  ++connection_number_;
+}
+
+std::uint64_t backend::connection_number() const noexcept {
+  std::lock_guard lock(mu_);
+  return connection_number_;
 }
 
 template <typename F>
@@ -58,6 +64,11 @@ auto backend::guarded(F&& f) -> decltype(f()) {
       broken_ = true;
     throw;
   }
+}
+
+void backend::with_driver(const std::function<void(driver&)>& fn) {
+  std::lock_guard lock(mu_);
+  guarded([&] { fn(*driver_); });
 }
 
 std::shared_ptr<backend> backend::reopen() const {

@@ -1,3 +1,3 @@
--- Leaves the wait line of lease lock $1 (see lock_line_enter.sql): 1 when this connection
--- was at its head.
-SELECT COALESCE(RELEASE_LOCK(CONCAT('dbq:', LEFT(SHA2(CONCAT(DATABASE(), '/', $1), 256), 60))), 0)
+-- Gives up ticket $1 of owner $2: granted (the grant does not delete it here), or a wait
+-- that timed out or failed.
+DELETE FROM dblock_lock_waiters WHERE ticket = $1 AND owner = $2

@@ -1,12 +1,16 @@
 -- Acquire or re-enter lease lock $1 for owner $2 with a TTL of $3 ms; $4 = holder text;
 -- $5 = the holder's lock delay in ms (session_options::lock_delay), already included in $3:
--- the row's expires_at is when another owner may take it over, stored for `dblock locks`.
+-- the row's expires_at is when another owner may take it over, stored for `dblock locks`;
+-- $6 = the line bound: a free or expired name is granted only if no live waiter of the name
+-- has a ticket below it (dblock_lock_waiters, migration 0006). The client sends the maximum
+-- bigint for a try without a ticket (every waiter is ahead of it), the ticket itself for a
+-- waiter's try (the function then deletes the ticket with the grant), 0 for a re-entry.
 -- One statement, one round trip, in two parts:
 --   fast path - a name with no row (never taken, or released: release deletes the row) is
 --               inserted by plain SQL: the name's grant lock, a new fence, the INSERT.
 --               No PL/pgSQL call: a top-level call costs ~25-35 us of server CPU per grant
 --               (docs/performance.md), a tenth of a durable grant.
---   otherwise - the PL/pgSQL function dblock_lock_acquire (migrations 0003 and 0004) reads
+--   otherwise - the PL/pgSQL function dblock_lock_acquire (migrations 0003 to 0006) reads
 --               the row first and writes only when it must: takeover of an expired row,
 --               re-entry, refusal (read-only), or the fast path's lost race.
 -- The fast path keeps the function's order: the transaction-scoped grant lock
@@ -20,7 +24,9 @@
 --   granted = 1: fresh grant (new fence from the sequence, holds = 1), takeover of an
 --                expired row (new fence), or re-entry by the same live owner (holds + 1,
 --                same fence);
---   granted = 0: a live row of another owner; its holder, fence and expiry are returned.
+--   granted = 0: a live row of another owner, or an expired one while an earlier waiter is
+--                in line; its holder, fence and expiry are returned.
+-- No row: the name has no row but an earlier waiter is in line (or a rare lost race).
 -- A failed try against a live holder writes nothing: a primary-key read, then the
 -- function's primary-key SELECT; no tuple locked, no transaction id, no WAL. (Only a try
 -- that lost the race above has drawn a fence it does not use: about one nextval in 32
@@ -30,6 +36,8 @@
 WITH g AS MATERIALIZED (
   SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS text) AS grant_lock
    WHERE NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))
+     AND NOT EXISTS (SELECT 1 FROM dblock_lock_waiters
+                      WHERE name = CAST($1 AS text) AND expires_at > now() AND ticket < CAST($6 AS bigint))
 ), ins AS (
   INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
   SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now(),
@@ -45,5 +53,5 @@ SELECT 1 AS granted, fence, 1 AS holds, holder,
 UNION ALL
 SELECT granted, fence, holds, holder, expires_at, expires_in_ms
   FROM dblock_lock_acquire(CAST($1 AS text), CAST($2 AS text), CAST($3 AS bigint), CAST($4 AS text), false,
-                           CAST($5 AS bigint))
+                           CAST($5 AS bigint), CAST($6 AS bigint))
  WHERE NOT EXISTS (SELECT 1 FROM ins)

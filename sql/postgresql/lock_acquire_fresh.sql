@@ -1,11 +1,10 @@
 -- Grant of lease lock $1 to owner $2 (TTL $3 ms, holder text $4, lock delay $5 ms, already
--- included in $3; see lock_acquire.sql) when the session has reason
--- to think the name is free: it released the name itself last, or - the head of the name's
--- wait line - saw a release of it since it was refused, or lock_probe.sql found no live
--- holder. lock_acquire.sql's fast path alone - the name's grant lock
--- (1684171883 'dblk', hashtext(name)) taken before nextval and held to the commit, then the
--- INSERT - without its UNION ALL fallback to dblock_lock_acquire. That fallback's plan costs
--- 15-20 us of server CPU per grant even when it does not run (docs/performance.md, round 6).
+-- included in $3; line bound $6, see lock_acquire.sql) when the session has reason
+-- to think the name is free (it released the name itself last, or lock_probe.sql found no
+-- live holder), for a try without a ticket: lock_acquire.sql's fast path alone - the
+-- name's grant lock (1684171883 'dblk', hashtext(name)) taken before nextval and held to
+-- the commit, then the INSERT - without its UNION ALL fallback to dblock_lock_acquire,
+-- whose plan costs server CPU on every grant even when it does not run.
 -- One row (granted = 1, same columns as lock_acquire.sql) when granted. No row when the name
 -- has a row after all (another owner took it, it expired, it is ours) or the insert lost a
 -- race: the caller then sends lock_acquire.sql, which decides every case. A miss on a name
@@ -22,6 +21,8 @@ SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now()
        now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text), CAST($5 AS bigint)
   FROM (SELECT pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS grant_lock
          WHERE NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))
+           AND NOT EXISTS (SELECT 1 FROM dblock_lock_waiters
+                            WHERE name = CAST($1 AS text) AND expires_at > now() AND ticket < CAST($6 AS bigint))
         OFFSET 0) AS g
 ON CONFLICT (name) DO NOTHING
 RETURNING 1 AS granted, fence, 1 AS holds, holder,

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "conformance/fixture.hpp"
-#include "core/lock_store.hpp"
+#include "core/ops/lease_table.hpp"
 #include "dblock/lock.hpp"
 #include "support/process.hpp"
 
@@ -64,8 +64,8 @@ class LockConformance : public conformance {
     (void)db.migrate();
     return db;
   }
-  // A child process that waits up to 120 s for `name` with a session of `ttl` (it heads
-  // the line if nobody else waits); exits 0 once granted.
+  // A child process that waits up to 120 s for `name` with a session of `ttl` and no lock
+  // delay (it heads the line if nobody else waits); exits 0 once granted.
   static pid_t fork_waiter(const std::string& url, const std::string& name, milliseconds ttl) {
     const pid_t child = ::fork();
     if (child == 0) {
@@ -73,6 +73,7 @@ class LockConformance : public conformance {
         auto cdb = dblock::open(url);
         session_options o;
         o.ttl = ttl;
+        o.lock_delay = 0ms;
         session c(cdb, o);
         auto l = c.acquire(name, 120s);
         ::_exit(0);
@@ -82,22 +83,9 @@ class LockConformance : public conformance {
     }
     return child;
   }
-  // Connections in the wait line of `name` in db's database: its head plus those queued
-  // behind it (PostgreSQL: advisory locks of class 'dblq', granted or not; MariaDB: the user
-  // lock's holder plus connections of this database waiting for a user lock).
+  // Tickets in the wait line of `name` (dblock_lock_waiters), live or not yet deleted.
   std::int64_t in_line(database& db, const std::string& name) {
-    if (kind() == dialect::postgresql)
-      return query_int(
-          db,
-          "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1684171889 AND objsubid = 2"
-          " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-          " AND CAST(objid AS bigint) = (CAST(hashtext($1) AS bigint) & 4294967295)",
-          {name});
-    return query_int(
-        db,
-        "SELECT (IS_USED_LOCK(CONCAT('dbq:', LEFT(SHA2(CONCAT(DATABASE(), '/', $1), 256), 60))) IS NOT NULL)"
-        " + (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND STATE = 'User lock')",
-        {name});
+    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = $1", {name});
   }
 };
 
@@ -776,7 +764,7 @@ TEST_P(LockConformance, ANameReleasedHereButTakenMeanwhileIsTakenOverOrRefused) 
   }
 }
 
-// The acquire statement's own answer (lock_store::acquire: on MariaDB the upsert's
+// The acquire statement's own answer (lease_table_ops::acquire: on MariaDB the upsert's
 // RETURNING row) in each case: fresh grant, re-entry, refusal by a live row of another
 // owner (left unchanged), takeover of an expired row, and of one's own expired row.
 TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
@@ -788,7 +776,11 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   auto expire = [&] {
     expire_row(db, name);
   };
-  auto fresh = detail::lock_store::acquire(b, name, a, ttl, 0, "h-a");
+  const auto& table = detail::lease_table_for(b.kind());
+  auto acquire = [&](const std::string& owner, const std::string& holder) {
+    return table.acquire(b, {name, owner, ttl, 0, holder, detail::behind_every_waiter, false});
+  };
+  auto fresh = acquire(a, "h-a");
   ASSERT_TRUE(fresh.granted);
   ASSERT_TRUE(fresh.state);
   EXPECT_EQ(fresh.state->holds, 1);
@@ -798,16 +790,16 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   EXPECT_LE(fresh.state->expires_in.count(), ttl);
   const auto f1 = fresh.state->fence;
 
-  auto reentry = detail::lock_store::acquire(b, name, a, ttl, 0, "h-a2");
+  auto reentry = acquire(a, "h-a2");
   ASSERT_TRUE(reentry.granted);
   ASSERT_TRUE(reentry.state);
   EXPECT_EQ(reentry.state->fence, f1) << "re-entry keeps the fence";
   EXPECT_EQ(reentry.state->holds, 2);
   EXPECT_EQ(reentry.state->holder, "h-a2");
 
-  auto refused = detail::lock_store::acquire(b, name, o, ttl, 0, "h-o");
+  auto refused = acquire(o, "h-o");
   EXPECT_FALSE(refused.granted);
-  if (kind() != dialect::sqlite) {  // SQLite's RETURNING yields nothing on a refusal
+  if (table.refusal_names_holder()) {  // SQLite's RETURNING yields nothing on a refusal
     ASSERT_TRUE(refused.state);
     EXPECT_EQ(refused.state->fence, f1) << "the holder's row, as it is";
     EXPECT_EQ(refused.state->holds, 2);
@@ -817,7 +809,7 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   EXPECT_EQ(row_holds(db, name), 2) << "a refusal changes nothing";
 
   expire();
-  auto takeover = detail::lock_store::acquire(b, name, o, ttl, 0, "h-o");
+  auto takeover = acquire(o, "h-o");
   ASSERT_TRUE(takeover.granted) << "an expired row is taken over";
   ASSERT_TRUE(takeover.state);
   EXPECT_GT(takeover.state->fence, f1);
@@ -826,7 +818,7 @@ TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   EXPECT_GT(takeover.state->expires_in.count(), 0);
 
   expire();
-  auto own_expired = detail::lock_store::acquire(b, name, o, ttl, 0, "h-o2");
+  auto own_expired = acquire(o, "h-o2");
   ASSERT_TRUE(own_expired.granted) << "one's own expired row is a new grant, not a re-entry";
   ASSERT_TRUE(own_expired.state);
   EXPECT_GT(own_expired.state->fence, takeover.state->fence);
@@ -993,9 +985,8 @@ bool eventually(const std::function<bool()>& pred, milliseconds limit = 20'000ms
 // Six waiters join the line one at a time (each only once the server shows the one before
 // it in line) while a holder keeps the lock; then it is released. The grants must come in
 // arrival order: inversions counted, must be 0. With fair = false (polling) the order is
-// whatever the backoff jitter makes it. Afterwards no place in line is left on the server.
+// whatever the backoff jitter makes it. Afterwards no ticket is left in the table.
 TEST_P(LockConformance, WaitersAreGrantedInArrivalOrder) {
-  if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
   std::string u;
   auto db = fresh_migrated(u);
   session holder(db, quick(30'000ms));
@@ -1040,12 +1031,9 @@ TEST_P(LockConformance, WaitersAreGrantedInArrivalOrder) {
 }
 
 // One session, several threads waiting at once, each for its own name: every one of them
-// must take its place in its name's line. Line connections are opened in the background,
-// one ticket per waiter: a connection opened for one thread must not be taken by another,
-// leaving the first without a place (it would poll, and on PostgreSQL its tries stay
-// queued behind any head). Then every thread is granted once its name is released.
+// takes its own ticket in its name's line (the session renews them all with its leases), and
+// every thread is granted once its name is released.
 TEST_P(LockConformance, EveryWaitingThreadOfASessionTakesItsPlaceInLine) {
-  if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
   std::string u;
   auto db = fresh_migrated(u);
   session holder(db, quick(30'000ms));
@@ -1082,18 +1070,17 @@ TEST_P(LockConformance, EveryWaitingThreadOfASessionTakesItsPlaceInLine) {
   EXPECT_EQ(granted.load(), threads);
 }
 
-// A waiter process at the head of the line is SIGKILLed (its connection ends with it);
-// the waiter queued behind it must still get the lock once it is released, long before
-// one TTL (the most a line wait lasts), and within its own 20 s wait: timeouts counted, 0.
-// Then the same with a head that is only stopped (SIGSTOP): the waiter behind it leaves
-// the line after one TTL and takes the free lock by polling.
+// A waiter process at the head of the line is SIGKILLed, or only stopped (SIGSTOP): its
+// ticket is no longer renewed and stops counting at its expiry (its TTL, 2 s, no lock
+// delay), like a lease. The waiter queued behind it must then get the released lock within
+// its own 20 s wait: timeouts counted, 0 - and not before the dead head's ticket ran out
+// (the line is kept while it is live).
 TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindIt) {
-  if (kind() == dialect::sqlite) GTEST_SKIP() << "no wait line on SQLite (session_options::fair is ignored)";
   std::string u;
   auto db = fresh_migrated(u);
   for (const int sig : {SIGKILL, SIGSTOP}) {
-    const auto ttl = sig == SIGKILL ? 60'000ms : 2'000ms;
-    session holder(db, quick(ttl));
+    const auto ttl = 2'000ms;
+    session holder(db, quick(60'000ms));
     const auto name = unique_name(sig == SIGKILL ? "killed_head" : "stopped_head");
     auto held = holder.try_acquire(name);
     ASSERT_TRUE(held);
@@ -1101,11 +1088,15 @@ TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindI
     ASSERT_GE(child, 0);
     ASSERT_TRUE(eventually([&] { return in_line(db, name) == 1; })) << "the child never headed the line";
     std::atomic<int> timeouts{0};
+    std::atomic<long long> waited_ms{0};
+    const auto signalled = std::make_shared<std::atomic<std::int64_t>>(0);
     std::thread behind([&] {
       try {
         auto wdb = dblock::open(u);
         session s(wdb, quick(ttl));
         auto l = s.acquire(name, 20s);
+        waited_ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                        .count() - signalled->load();
         l.release();
       } catch (const std::exception& e) {
         ++timeouts;
@@ -1113,42 +1104,45 @@ TEST_P(LockConformance, DeadOrStoppedHeadOfTheLineDoesNotStrandTheWaitersBehindI
       }
     });
     EXPECT_TRUE(eventually([&] { return in_line(db, name) == 2; })) << "the second waiter never queued";
+    signalled->store(
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
     ASSERT_EQ(::kill(child, sig), 0);
     held->release();
     behind.join();
-    EXPECT_EQ(timeouts.load(), 0) << (sig == SIGKILL ? "a killed head kept its place" : "a stopped head kept the others waiting past its TTL");
+    EXPECT_EQ(timeouts.load(), 0) << (sig == SIGKILL ? "a killed head kept its place" : "a stopped head kept the others waiting");
+    // The head's last renewal came at most one period (TTL/3) before the signal.
+    EXPECT_GE(waited_ms.load(), (ttl - ttl / 3).count() - 50) << "granted while the dead head's ticket was live";
     if (sig == SIGSTOP) ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
   }
 }
 
-// PostgreSQL: the first try of a waiting acquire() does not barge ahead of the line. A
-// waiter process heads the line and is stopped there (SIGSTOP) while the lock is freed; a
-// newcomer's acquire() must join the line (the server shows two in it, the lock row stays
-// free) instead of taking the free lock - also with the tries it makes while its line
-// connection is being opened (in the background, since that takes milliseconds). It gets the lock once its place has run out of
-// patience (one TTL) and it polls. try_acquire() never queues: it takes a free lock even
-// while someone heads the line.
+// No try barges ahead of the line. A waiter process heads the line and is stopped there
+// (SIGSTOP) while the lock is freed: try_acquire() is refused the free lock, and a
+// newcomer's acquire() joins the line (two tickets, the lock row stays free) instead of
+// taking it. The newcomer gets the lock once the stopped head's ticket has expired.
 TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
-  if (kind() != dialect::postgresql)
-    GTEST_SKIP() << "only PostgreSQL's first try checks the line (docs/locks.md, Waiting)";
   std::string u;
   auto db = fresh_migrated(u);
   session holder(db, quick(60'000ms));
   const auto name = unique_name("nobarge");
   auto held = holder.try_acquire(name);
   ASSERT_TRUE(held);
-  const pid_t child = fork_waiter(u, name, 60'000ms);  // heads the line
+  const pid_t child = fork_waiter(u, name, 2'000ms);  // heads the line
   ASSERT_GE(child, 0);
   ASSERT_TRUE(eventually([&] { return in_line(db, name) == 1; })) << "the child never headed the line";
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
   held->release();
+  {
+    session t(db, quick());
+    EXPECT_FALSE(t.try_acquire(name)) << "try_acquire took a free lock promised to the head of the line";
+  }
   std::atomic<bool> got{false};
   std::thread newcomer([&] {
     try {
       auto ndb = dblock::open(u);
-      session n(ndb, quick(2'000ms));  // patience in line: one TTL
+      session n(ndb, quick(2'000ms));
       auto l = n.acquire(name, 20s);
       got = true;
       l.release();
@@ -1160,12 +1154,7 @@ TEST_P(LockConformance, WaitingAcquireDoesNotBargeAheadOfTheLine) {
       << "the newcomer took the free lock instead of joining the line";
   EXPECT_EQ(row_count(db, name), 0) << "the lock was granted past the stopped head";
   newcomer.join();
-  EXPECT_TRUE(got.load()) << "the newcomer never got the lock after leaving the line";
-  {
-    session t(db, quick());
-    auto l = t.try_acquire(name);
-    EXPECT_TRUE(l) << "try_acquire must take a free lock even with a head in line";
-  }
+  EXPECT_TRUE(got.load()) << "the newcomer never got the lock after the head's ticket expired";
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);

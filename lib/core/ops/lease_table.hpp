@@ -1,0 +1,99 @@
+// lib/core/ops/lease_table.hpp — the lease-lock statement families behind the dialect seam
+// (see lib/core/dialect.hpp): the lock table (grant, renew, release, read) and the wait line
+// (tickets in dblock_lock_waiters). lib/core/lock.cpp calls these; each dialect implements
+// them in lib/dialects/<dialect>/lease_table.cpp over its sql/<dialect>/lock_*.sql files and
+// returns typed rows. Internal.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "dblock/lock.hpp"
+
+namespace dblock::detail {
+
+// Line bounds: a free or expired name is granted only when no live ticket of its wait line
+// is below the bound. A waiter's own try passes its ticket.
+inline constexpr std::int64_t behind_every_waiter = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::int64_t ahead_of_every_waiter = 0;  // a re-entry: tickets start at 1
+
+struct grant_request {
+  std::string name;
+  std::string owner;
+  std::int64_t row_ttl_ms = 0;  // the lease plus the lock delay: how long the server keeps the row
+  std::int64_t delay_ms = 0;    // the holder's lock delay, stored in the row for `dblock locks`
+  std::string holder;           // free text for humans
+  std::int64_t line_bound = behind_every_waiter;
+  // The session has reason to think the name is free (it released it last, or a probe found
+  // no live holder): a dialect may send a cheaper statement first.
+  bool likely_free = false;
+};
+
+struct grant_outcome {
+  bool granted = false;
+  // The row after the statement: ours when granted, else the live holder's when the dialect
+  // could read it (see refusal_names_holder), else empty (free, but an earlier waiter is in
+  // line, or a lost race).
+  std::optional<lock_info> state;
+};
+
+enum class release_outcome { deleted, decremented, not_ours };
+
+class lease_table_ops {
+ public:
+  virtual ~lease_table_ops() = default;
+
+  // --- capabilities --------------------------------------------------------------
+  // A refused try returns the live holder's row (else the caller asks holder()).
+  [[nodiscard]] virtual bool refusal_names_holder() const noexcept = 0;
+  // A waiter's granted try deleted its ticket too (else the caller calls
+  // wait_line_ops::leave before the hold starts, so the ticket never blocks the next waiter).
+  [[nodiscard]] virtual bool grant_consumes_ticket() const noexcept = 0;
+  // The final release can skip waiting for its WAL flush (session_options::async_release).
+  [[nodiscard]] virtual bool async_release() const noexcept = 0;
+
+  // --- statements (one round trip each unless said) ----------------------------------
+  // Grant, takeover of an expired row, or re-entry (holds + 1, same fence).
+  [[nodiscard]] virtual grant_outcome acquire(backend& b, const grant_request& r) const = 0;
+  // The row of `name` as it is now, whoever holds it.
+  [[nodiscard]] virtual std::optional<lock_info> holder(backend& b, const std::string& name) const = 0;
+  // Read-only: the row when another owner holds `name` live, else nothing (free, expired or
+  // ours: send acquire).
+  [[nodiscard]] virtual std::optional<lock_info> probe(backend& b, const std::string& name,
+                                                       const std::string& owner) const = 0;
+  // Deletes the row of grant `fence` (final) or takes one hold off. not_ours: the row is gone
+  // or another grant's. no_flush: see async_release().
+  virtual release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                                  bool final_hold, bool no_flush) const = 0;
+  // Renews every live lock of `owner` and, when `waiting`, its live tickets; returns the
+  // names still ours. `local` = the names held locally (a dialect that counts rows returns
+  // them when every row matched). One round trip, or two on a dialect that renews tickets
+  // apart while the session waits.
+  [[nodiscard]] virtual std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
+                                                       const std::vector<std::string>& local, bool waiting) const = 0;
+  // In the caller's transaction: share-locks the row if still ours with `fence`, unexpired.
+  [[nodiscard]] virtual bool verify(backend& b, const std::string& name, const std::string& owner,
+                                    std::int64_t fence) const = 0;
+  [[nodiscard]] virtual std::vector<lock_info> list(backend& b) const = 0;
+};
+
+// The wait line: a waiter's ticket, renewed with the session's leases (lease_table_ops::renew).
+class wait_line_ops {
+ public:
+  virtual ~wait_line_ops() = default;
+  // A new ticket for `owner` in the line of `name`, live for ttl_ms.
+  [[nodiscard]] virtual std::int64_t join(backend& b, const std::string& name, const std::string& owner,
+                                          std::int64_t ttl_ms) const = 0;
+  // Gives the ticket up (granted, timed out or failed).
+  virtual void leave(backend& b, std::int64_t ticket, const std::string& owner) const = 0;
+};
+
+// Each dialect's objects (lib/dialects/lease_registry.cpp).
+[[nodiscard]] const lease_table_ops& lease_table_for(dialect d) noexcept;
+[[nodiscard]] const wait_line_ops& wait_line_for(dialect d) noexcept;
+
+}  // namespace dblock::detail

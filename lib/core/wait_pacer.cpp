@@ -1,0 +1,43 @@
+// lib/core/wait_pacer.cpp — see wait_pacer.hpp.
+#include "core/wait_pacer.hpp"
+
+#include <algorithm>
+
+namespace dblock::detail {
+
+wait_pacer::wait_pacer(us min, us max, clock::time_point start, std::uint64_t seed)
+    : min_(min), max_(std::max(min, max)), last_change_(start), rng_(seed) {}
+
+void wait_pacer::refused(std::optional<std::int64_t> fence, clock::time_point now) {
+  if (!fence) return;
+  if (last_fence_ != 0 && last_fence_ != *fence) {
+    // Another grant since the last refusal: the lock is changing hands.
+    const auto gap = std::chrono::duration_cast<us>(now - last_change_);
+    interval_ = interval_.count() == 0 ? gap : (interval_ * 3 + gap) / 4;
+    step_ = 0;
+  }
+  if (last_fence_ != *fence) last_change_ = now;
+  last_fence_ = *fence;
+}
+
+void wait_pacer::reset(clock::time_point now) {
+  step_ = 0;
+  last_fence_ = 0;
+  interval_ = us(0);
+  last_change_ = now;
+}
+
+wait_pacer::us wait_pacer::next(std::optional<std::chrono::milliseconds> holder_left, clock::time_point now) {
+  us cap = std::min<us>(max_, min_ * (std::int64_t{1} << std::min(step_, 20)));
+  ++step_;
+  // Still changing hands at the observed pace: stay near it. A grant outliving a few
+  // intervals is a long hold, and the doubling takes over.
+  if (interval_.count() > 0 && now - last_change_ < 4 * interval_) cap = std::clamp(2 * interval_, min_, cap);
+  // Equal jitter: spread waiters out without pointless sub-cap polls.
+  const auto lo = std::max<long long>(1, cap.count() / 2);
+  auto sleep = us(std::uniform_int_distribution<long long>(lo, std::max<long long>(lo, cap.count()))(rng_));
+  if (holder_left && holder_left->count() >= 0) sleep = std::min<us>(sleep, *holder_left + std::chrono::milliseconds(1));
+  return sleep;
+}
+
+}  // namespace dblock::detail

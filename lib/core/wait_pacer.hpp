@@ -1,0 +1,44 @@
+// lib/core/wait_pacer.hpp — how long a waiting acquire sleeps between tries. Pure (no clock
+// reads, no sleeping; the random source is seeded by the caller), unit-tested without a
+// database (tests/unit/wait_pacer_test.cpp). Used by session::acquire (lib/core/lock.cpp).
+//
+// Exponential backoff with equal jitter from `min` to `max`, aware of hand-offs: a refused
+// try that shows another grant than the previous one (a fence identifies a grant) means the
+// lock is changing hands, so the backoff starts over, and while grants keep coming at the
+// pace observed the cap stays near twice that interval instead of growing to `max`. A sleep
+// never runs (much) past the holder's expiry.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+
+namespace dblock::detail {
+
+class wait_pacer {
+ public:
+  using clock = std::chrono::steady_clock;
+  using us = std::chrono::microseconds;
+
+  wait_pacer(us min, us max, clock::time_point start, std::uint64_t seed);
+
+  // A try was refused at `now`; `fence` is the grant that refused it, if known.
+  void refused(std::optional<std::int64_t> fence, clock::time_point now);
+  // Forgets what was learnt about the pace of grants (the waiter's situation changed).
+  void reset(clock::time_point now);
+  // The sleep before the next try. `holder_left`: the holder's time to expiry, if known.
+  [[nodiscard]] us next(std::optional<std::chrono::milliseconds> holder_left, clock::time_point now);
+
+  [[nodiscard]] us interval() const noexcept { return interval_; }  // 0 = no hand-off seen yet
+
+ private:
+  us min_, max_;
+  int step_ = 0;
+  std::int64_t last_fence_ = 0;  // 0 = none yet (fences start at 1)
+  clock::time_point last_change_;
+  us interval_{0};  // smoothed time between observed grant changes
+  std::mt19937_64 rng_;
+};
+
+}  // namespace dblock::detail

@@ -1,0 +1,43 @@
+// lib/dialects/lease_registry.cpp — each dialect's lease-lock objects
+// (lib/core/ops/lease_table.hpp), and the wait line, which is the same on every dialect:
+// tickets in dblock_lock_waiters through sql/<dialect>/lock_line_*.sql.
+#include "core/ops/lease_table.hpp"
+#include "dialects/rows.hpp"
+
+namespace dblock::detail {
+
+const lease_table_ops& postgresql_lease_table() noexcept;
+const lease_table_ops& mysql_lease_table() noexcept;
+const lease_table_ops& sqlite_lease_table() noexcept;
+
+const lease_table_ops& lease_table_for(dialect d) noexcept {
+  switch (d) {
+    case dialect::postgresql: return postgresql_lease_table();
+    case dialect::mysql: return mysql_lease_table();
+    case dialect::sqlite: break;
+  }
+  return sqlite_lease_table();
+}
+
+namespace {
+
+class table_wait_line final : public wait_line_ops {
+ public:
+  std::int64_t join(backend& b, const std::string& name, const std::string& owner,
+                    std::int64_t ttl_ms) const override {
+    auto r = b.exec("lock_line_join", {name, owner, ttl_ms});
+    return rows::i64(r.rows.at(0), 0, "wait-line ticket");
+  }
+  void leave(backend& b, std::int64_t ticket, const std::string& owner) const override {
+    (void)b.exec("lock_line_leave", {ticket, owner});
+  }
+};
+
+}  // namespace
+
+const wait_line_ops& wait_line_for(dialect /*every dialect*/) noexcept {
+  static const table_wait_line l;
+  return l;
+}
+
+}  // namespace dblock::detail

@@ -1,0 +1,98 @@
+// lib/dialects/postgresql/lease_table.cpp — lease locks and the wait line on PostgreSQL
+// (sql/postgresql/lock_*.sql). A refused try names the holder; a waiter's grant deletes its
+// ticket in the same transaction (dblock_lock_acquire); the final release can commit
+// without waiting for its WAL flush; a release NOTIFYs waiters.
+#include "core/idempotency_detail.hpp"  // format_utc_ms
+#include "core/ops/lease_table.hpp"
+#include "dialects/rows.hpp"
+
+namespace dblock::detail {
+
+namespace {
+
+// granted, fence, holds, holder, expires_at, expires_in_ms
+constexpr rows::lock_columns acquire_cols{.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5};
+
+class postgresql_table final : public lease_table_ops {
+ public:
+  bool refusal_names_holder() const noexcept override { return true; }
+  bool grant_consumes_ticket() const noexcept override { return true; }
+  bool async_release() const noexcept override { return true; }
+
+  grant_outcome acquire(backend& b, const grant_request& r) const override {
+    const bool waiter = r.line_bound != behind_every_waiter && r.line_bound != ahead_of_every_waiter;
+    if (r.likely_free && !waiter) {
+      // The grant alone; no row = not free after all, and lock_acquire.sql decides.
+      auto f = b.exec("lock_acquire_fresh", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
+      if (!f.rows.empty()) return {true, rows::lock_row(r.name, f.rows[0], acquire_cols)};
+    }
+    auto res = b.exec(waiter ? "lock_acquire_ticket" : "lock_acquire",
+                      {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
+    if (res.rows.empty()) return {};  // free but an earlier waiter is in line, or a lost race
+    return {rows::i64(res.rows[0], 0, "lock granted") == 1, rows::lock_row(r.name, res.rows[0], acquire_cols)};
+  }
+
+  std::optional<lock_info> holder(backend& b, const std::string& name) const override {
+    // holder, fence, expires_at, expires_in_ms, holds, lock_delay_ms
+    auto r = b.exec("lock_holder", {name});
+    if (r.rows.empty()) return std::nullopt;
+    return rows::lock_row(name, r.rows[0],
+                          {.holder = 0, .fence = 1, .holds = 4, .expires_at = 2, .expires_in = 3, .lock_delay = 5});
+  }
+
+  std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) const override {
+    // granted (0), fence, holds, holder, expires_at_ms (UTC epoch), expires_in_ms
+    auto r = b.exec("lock_probe", {name, owner});
+    if (r.rows.empty()) return std::nullopt;
+    auto i = rows::lock_row(name, r.rows[0], acquire_cols);
+    i.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
+    return i;
+  }
+
+  release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                          bool final_hold, bool no_flush) const override {
+    const std::vector<value> params{name, owner, fence};
+    result r;
+    if (!final_hold) {
+      r = b.exec("lock_decrement", params);
+    } else if (no_flush) {
+      // Inside a transaction set_config(..., true) would last until that transaction ends
+      // and weaken its commit: only a release that is its own transaction skips the flush.
+      r = b.exec_unless_in_transaction("lock_release_async", "lock_release", params);
+    } else {
+      r = b.exec("lock_release", params);
+    }
+    if (r.rows.empty()) return release_outcome::not_ours;
+    return final_hold ? release_outcome::deleted : release_outcome::decremented;
+  }
+
+  std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
+                                 const std::vector<std::string>& /*local*/, bool waiting) const override {
+    std::vector<std::string> names;  // one statement either way
+    for (auto& row : b.exec(waiting ? "lock_renew_waiting" : "lock_renew", {owner, ttl_ms}).rows)
+      names.push_back(rows::text(row, 0));
+    return names;
+  }
+
+  bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const override {
+    return !b.exec("lock_verify", {name, owner, fence}).rows.empty();
+  }
+
+  std::vector<lock_info> list(backend& b) const override {
+    std::vector<lock_info> out;
+    // name, holder, holds, fence, expires_at, expires_in_ms, lock_delay_ms
+    for (auto& row : b.exec("lock_list").rows)
+      out.push_back(rows::lock_row(rows::text(row, 0), row,
+                                   {.holder = 1, .fence = 3, .holds = 2, .expires_at = 4, .expires_in = 5, .lock_delay = 6}));
+    return out;
+  }
+};
+
+}  // namespace
+
+const lease_table_ops& postgresql_lease_table() noexcept {
+  static const postgresql_table t;
+  return t;
+}
+
+}  // namespace dblock::detail
