@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+#include <set>
 #include <thread>
 
 #include "support/process.hpp"
@@ -245,6 +248,75 @@ TEST_F(ExecCli, MutualExclusionThroughPgbouncerInTransactionPooling) {
   if (auto pw = parse_url(*bouncer).password; pw && !pw->empty()) {
     EXPECT_EQ(bad.err.find(*pw), std::string::npos) << "no password in messages";
   }
+}
+
+// 40 `dblock exec --wait` of one name at once against PostgreSQL: every one succeeds, the
+// counter they increment reaches exactly 40, and no process ever holds more than 2 server
+// connections (its own and the background one its sessions share): sampled from
+// pg_stat_activity every 10 ms by application_name, which is "dblock <host>:<pid>".
+TEST_F(ExecCli, FortyWaitingExecsHoldAtMostTwoConnectionsEach) {
+  auto pg = env_url(pg_url_env);
+  if (!pg) {
+    if (require_all()) FAIL() << "DBLOCK_TEST_PG_URL is not set";
+    GTEST_SKIP();
+  }
+  ASSERT_EQ(dblock({"migrate"}, pg).exit_code, 0);
+  const int procs = 40;
+  const std::string name = "forty_" + random_hex(4);
+  auto counter = dir_.path() / "counter";
+  write_file(counter, "0\n");
+  auto holder = start({"exec", "--name", name, "--", "sleep", "1.5"}, pg);
+  wait_until_held(name, pg);
+  std::vector<child> kids;
+  std::set<std::string> ours;
+  for (int p = 0; p < procs; ++p) {
+    kids.push_back(start({"exec", "--name", name, "--wait", "120s", "--", "sh", "-c",
+                          "v=$(cat " + counter.string() + "); echo $((v+1)) > " + counter.string()},
+                         pg));
+    ours.insert(":" + std::to_string(kids.back().pid()));
+  }
+  std::atomic<bool> done{false};
+  std::map<std::string, int> most;  // application_name -> most connections seen at once
+  int most_total = 0;
+  std::thread sampler([&] {
+    pqxx::connection c(*pg);
+    while (!done) {
+      pqxx::nontransaction tx(c);
+      int total = 0;
+      for (const auto& row : tx.exec("SELECT application_name, COUNT(*) FROM pg_stat_activity"
+                                     " WHERE application_name LIKE 'dblock %' GROUP BY application_name")) {
+        const auto app = row[0].as<std::string>();
+        const auto colon = app.rfind(':');
+        if (colon == std::string::npos || !ours.count(app.substr(colon))) continue;
+        const int n = row[1].as<int>();
+        most[app] = std::max(most[app], n);
+        total += n;
+      }
+      most_total = std::max(most_total, total);
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  int failed = 0;
+  for (auto& k : kids) {
+    auto r = k.wait();
+    if (r.exit_code != 0) {
+      ++failed;
+      ADD_FAILURE() << "exit " << r.exit_code << ": " << r.err;
+    }
+  }
+  done = true;
+  sampler.join();
+  EXPECT_EQ(holder.wait().exit_code, 0);
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(std::stoi(read_file(counter)), procs) << "lost updates under dblock exec";
+  int worst = 0;
+  for (const auto& [app, n] : most) worst = std::max(worst, n);
+  std::cout << procs << " waiting dblock exec: at most " << worst << " connections per process, " << most_total
+            << " at once in all, " << most.size() << " processes seen\n";
+  RecordProperty("connections_per_exec_max", worst);
+  RecordProperty("connections_forty_execs_max", most_total);
+  EXPECT_LE(worst, 2) << "a dblock exec process held more than 2 server connections";
+  EXPECT_GT(most.size(), 0u) << "the sampler saw none of the processes";
 }
 
 TEST_F(ExecCli, UnmigratedDatabaseIsExit78AndUnreachableIs69) {
