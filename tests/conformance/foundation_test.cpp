@@ -623,7 +623,7 @@ TEST(SqliteStatementCache, BusyIsLockNotAvailableAndTheStatementRecovers) {
   auto& drv = db.backend()->raw();
   const auto& acq = detail::get_statement(dialect::sqlite, drv.style(), "lock_acquire");
   const std::vector<detail::value> p{std::string("busy"), std::string("me"), std::int64_t{60000}, std::string("h"),
-                                    std::int64_t{0}};
+                                    std::int64_t{0}, std::numeric_limits<std::int64_t>::max()};
   auto holds = [&] {
     auto r = drv.run(acq, p);
     return r.rows.size() == 1 ? r.rows[0][2] : std::nullopt;
