@@ -325,10 +325,13 @@ TEST_F(PlantedBug, UnfencedWriteAfterLostLeaseIsCaughtPostgresql) {
 
 // A holder that acts (an unfenced side effect: nothing downstream checks a token) without
 // checking is_held() first: once cut off past its TTL it acts after the next holder was
-// granted the lock. SQLite: the holder is paused; PostgreSQL: its network is cut.
+// granted the lock. SQLite: the holder is paused (1.5-2.5 x TTL, which must outlast TTL +
+// lock delay for the next grant to come first: lock delay 0 here); PostgreSQL: its network
+// is cut.
 TEST_F(PlantedBug, UncheckedActionAfterLostLeaseIsCaughtSqlite) {
   auto s = run_until_caught(
-      spec(db::sqlite, "pause", "unchecked-action", 10, {"--fault-interval-ms", "600", "--cs-sleep-ms", "150"}),
+      spec(db::sqlite, "pause", "unchecked-action", 10,
+           {"--fault-interval-ms", "600", "--cs-sleep-ms", "150", "--lock-delay-ms", "0"}),
       {"late_unfenced_action"});
   ASSERT_FALSE(s.is_null());
   EXPECT_GT(count(s, "late_unfenced_action"), 0) << s.dump(2);
