@@ -32,9 +32,14 @@ void release_board::bump(const std::string& name) {
   cv_.notify_all();
 }
 
-void release_board::wait(const std::string& name, std::uint64_t seen, clock::time_point until) {
+void release_board::wait(const std::string& name, std::uint64_t seen, clock::time_point until,
+                         std::uint64_t releases) {
   std::unique_lock l(mu_);
-  cv_.wait_until(l, until, [&] { return gen_[name] != seen; });
+  // A generation below `seen` was cleared meanwhile (see bump): wake, and let the caller look.
+  cv_.wait_until(l, until, [&] {
+    const auto g = gen_[name];
+    return g < seen || g - seen >= releases;
+  });
 }
 
 namespace {

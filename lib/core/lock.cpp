@@ -390,6 +390,7 @@ class ticket {
     return true;
   }
   [[nodiscard]] bool held() const noexcept { return held_; }
+  [[nodiscard]] std::int64_t number() const noexcept { return number_; }
   [[nodiscard]] std::int64_t bound() const noexcept { return held_ ? number_ : detail::behind_every_waiter; }
   // Granted: the grant deleted the ticket, or it is deleted now, before the hold starts, so
   // that it never blocks the next waiter.
@@ -498,25 +499,30 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   const auto deadline = started + wait;
   detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}());
   ticket place(c);
+  std::int64_t ahead = 0;  // live tickets before ours, when we have one
+  auto record_wait = [&] {
+    detail::count(counter::lock_waits);
+    detail::observe_wait(std::chrono::duration<double>(clock_type::now() - started).count());
+  };
   for (int attempt = 0;; ++attempt) {
-    const auto seen = board.generation(name);  // read before trying: a release after this wakes us
+    const auto seen = board.generation(name);  // read before looking: a release after this wakes us
     std::optional<lock_info> h;
-    std::optional<lease> l;
-    try {
-      l = c.try_once(core_, name, place.bound(), &h);
-    } catch (const transaction_conflict&) {
-      // Still a deadlock victim after the quick retries: contention; keep waiting.
-    }
-    if (l) {
-      place.granted();
-      if (attempt > 0) {
-        detail::count(counter::lock_waits);
-        detail::observe_wait(std::chrono::duration<double>(clock_type::now() - started).count());
+    const bool tries = ahead == 0;
+    if (tries) {  // no ticket, or first in line: try
+      std::optional<lease> l;
+      try {
+        l = c.try_once(core_, name, place.bound(), &h);
+      } catch (const transaction_conflict&) {
+        // Still a deadlock victim after the quick retries: contention; keep waiting.
       }
-      return std::move(*l);
+      if (l) {
+        place.granted();
+        if (attempt > 0) record_wait();
+        return std::move(*l);
+      }
     }
     auto now = clock_type::now();
-    if (!h && (!c.table->refusal_names_holder() || attempt == 0 || now >= deadline)) {
+    if (!h && ((tries && (!c.table->refusal_names_holder() || attempt == 0)) || now >= deadline)) {
       // The refusal did not say who holds it: the pacer wants the holder's fence, the
       // timeout message its name. Busy now and then on a single-writer database: go without.
       try {
@@ -526,20 +532,38 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
       if (h && !c.table->refusal_names_holder()) c.note_busy(name, *h, seen, now);
     }
     if (now >= deadline) {
-      if (attempt > 0) {
-        detail::count(counter::lock_waits);
-        detail::observe_wait(std::chrono::duration<double>(now - started).count());
-      }
+      if (attempt > 0) record_wait();
       throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
     }
-    if (c.opts.fair && !place.held() && place.join(name)) {
-      pacer.reset(clock_type::now());
-      continue;  // perhaps first in line already: try with the ticket at once
+    const bool joined = c.opts.fair && !place.held() && place.join(name);
+    if (joined) pacer.reset(now);
+    if (place.held()) {
+      // Only the first in line tries; the others read where they stand (a read, no try).
+      const auto was_ahead = ahead;
+      try {
+        const auto pos = c.line->position(*c.db, name, place.number());
+        ahead = pos.ahead;
+        if (pos.fence != 0) pacer.refused(pos.fence, now);
+      } catch (const std::exception&) {
+        ahead = 0;  // could not tell: try next time
+      }
+      if (ahead == 0 && (joined || was_ahead > 0)) {
+        pacer.reset(clock_type::now());  // first in line now: try at once, and poll from min_backoff
+        continue;
+      }
     }
-    pacer.refused(h ? std::optional<std::int64_t>(h->fence) : std::nullopt, now);
-    const auto sleep = pacer.next(h ? std::optional<milliseconds>(h->expires_in) : std::nullopt, now);
-    if (c.notices && c.opts.listen) c.notices->listen();
-    board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
+    if (ahead == 0) {
+      pacer.refused(h ? std::optional<std::int64_t>(h->fence) : std::nullopt, now);
+      const auto sleep = pacer.next(h ? std::optional<milliseconds>(h->expires_in) : std::nullopt, now);
+      if (c.notices && c.opts.listen) c.notices->listen();
+      board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
+    } else {
+      // `ahead` grants must come before ours: sleep as the pacer says for that place, or
+      // until as many releases are seen here.
+      const auto sleep = pacer.behind(ahead, now);
+      if (c.notices && c.opts.listen) c.notices->listen();
+      board.wait(name, seen, std::min(deadline, clock_type::now() + sleep), static_cast<std::uint64_t>(ahead));
+    }
   }
 }
 

@@ -19,8 +19,8 @@ class release_board {
 
   std::uint64_t generation(const std::string& name);
   void bump(const std::string& name);
-  // Returns at `until`, or earlier once the name's generation differs from `seen`.
-  void wait(const std::string& name, std::uint64_t seen, clock::time_point until);
+  // Returns at `until`, or earlier once the name's generation is at least `seen + releases`.
+  void wait(const std::string& name, std::uint64_t seen, clock::time_point until, std::uint64_t releases = 1);
 
  private:
   std::mutex mu_;  // guards gen_

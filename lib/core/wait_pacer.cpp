@@ -22,6 +22,8 @@ void wait_pacer::refused(std::optional<std::int64_t> fence, clock::time_point no
 
 void wait_pacer::reset(clock::time_point now) {
   step_ = 0;
+  behind_step_ = 0;
+  last_ahead_ = -1;
   last_fence_ = 0;
   interval_ = us(0);
   last_change_ = now;
@@ -38,6 +40,20 @@ wait_pacer::us wait_pacer::next(std::optional<std::chrono::milliseconds> holder_
   auto sleep = us(std::uniform_int_distribution<long long>(lo, std::max<long long>(lo, cap.count()))(rng_));
   if (holder_left && holder_left->count() >= 0) sleep = std::min<us>(sleep, *holder_left + std::chrono::milliseconds(1));
   return sleep;
+}
+
+wait_pacer::us wait_pacer::behind(std::int64_t ahead, clock::time_point now) {
+  if (last_ahead_ >= 0 && ahead < last_ahead_) {
+    behind_step_ = 0;  // moved up
+  } else if (last_ahead_ >= 0) {
+    behind_step_ = std::min(behind_step_ + 1, 20);
+  }
+  last_ahead_ = ahead;
+  us cap = std::min<us>(max_, min_ * (std::int64_t{1} << behind_step_));
+  if (interval_.count() > 0 && now - last_change_ < 4 * interval_)
+    cap = std::min(cap, std::max(min_, interval_ * std::max<std::int64_t>(1, ahead) / 2));
+  const auto lo = std::max<long long>(1, cap.count() / 2);
+  return us(std::uniform_int_distribution<long long>(lo, std::max<long long>(lo, cap.count()))(rng_));
 }
 
 }  // namespace dblock::detail

@@ -30,6 +30,11 @@ class wait_pacer {
   // The sleep before the next try. `holder_left`: the holder's time to expiry, if known.
   [[nodiscard]] us next(std::optional<std::chrono::milliseconds> holder_left, clock::time_point now);
 
+  // The sleep of a waiter `ahead` places behind the first in line, before it looks again:
+  // doubling from `min` while it does not move up (a long hold), from `min` again each time
+  // it does, and while grants come at the pace seen, about the time of half its hand-offs.
+  [[nodiscard]] us behind(std::int64_t ahead, clock::time_point now);
+
   [[nodiscard]] us interval() const noexcept { return interval_; }  // 0 = no hand-off seen yet
 
  private:
@@ -38,6 +43,8 @@ class wait_pacer {
   std::int64_t last_fence_ = 0;  // 0 = none yet (fences start at 1)
   clock::time_point last_change_;
   us interval_{0};  // smoothed time between observed grant changes
+  std::int64_t last_ahead_ = -1;  // behind(): the place seen last, -1 = none
+  int behind_step_ = 0;
   std::mt19937_64 rng_;
 };
 

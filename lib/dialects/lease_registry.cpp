@@ -31,6 +31,10 @@ class table_wait_line final : public wait_line_ops {
   void leave(backend& b, std::int64_t ticket, const std::string& owner) const override {
     (void)b.exec("lock_line_leave", {ticket, owner});
   }
+  line_position position(backend& b, const std::string& name, std::int64_t ticket) const override {
+    auto r = b.exec("lock_line_position", {name, ticket});
+    return {rows::i64(r.rows.at(0), 0, "wait-line position"), rows::i64(r.rows.at(0), 1, "wait-line fence")};
+  }
 };
 
 }  // namespace

@@ -72,5 +72,22 @@ TEST(WaitPacer, ResetForgetsThePace) {
   EXPECT_LE(p.next(std::nullopt, t), us(1000));
 }
 
+TEST(WaitPacer, BehindTheFirstItBacksOffWhileStuckAndStartsOverWhenItMovesUp) {
+  auto t = clk::time_point{} + 1h;
+  wait_pacer p(us(2000), us(250'000), t, 11);
+  us longest{0};
+  for (int i = 0; i < 12; ++i) longest = std::max(longest, p.behind(5, t));  // not moving: a long hold
+  EXPECT_GT(longest, us(100'000));
+  EXPECT_LE(longest, us(250'000));
+  EXPECT_LE(p.behind(4, t), us(2000)) << "moved up: from min_backoff again";
+  // Grants every 2 ms: about half the time of its hand-offs, however long it waited.
+  std::int64_t fence = 1;
+  for (int i = 0; i < 6; ++i) {
+    p.refused(fence++, t);
+    t += 2ms;
+  }
+  for (int i = 0; i < 10; ++i) EXPECT_LE(p.behind(3, t), us(3000));
+}
+
 }  // namespace
 }  // namespace dblock::detail

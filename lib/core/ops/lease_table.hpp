@@ -81,6 +81,12 @@ class lease_table_ops {
   [[nodiscard]] virtual std::vector<lock_info> list(backend& b) const = 0;
 };
 
+// Where a ticket stands in its line.
+struct line_position {
+  std::int64_t ahead = 0;  // live tickets before it: 0 = first in line
+  std::int64_t fence = 0;  // the live grant of the name, 0 when none
+};
+
 // The wait line: a waiter's ticket, renewed with the session's leases (lease_table_ops::renew).
 class wait_line_ops {
  public:
@@ -90,6 +96,8 @@ class wait_line_ops {
                                           std::int64_t ttl_ms) const = 0;
   // Gives the ticket up (granted, timed out or failed).
   virtual void leave(backend& b, std::int64_t ticket, const std::string& owner) const = 0;
+  // Read-only: where `ticket` stands in the line of `name`.
+  [[nodiscard]] virtual line_position position(backend& b, const std::string& name, std::int64_t ticket) const = 0;
 };
 
 // Each dialect's objects (lib/dialects/lease_registry.cpp).
