@@ -192,7 +192,7 @@ class idempotency_store {
   // (2 when fn runs, 1 for a replay), plus fn's own.
   run_once_result run_once(transaction_ref tx, std::string_view scope, std::string_view key,
                            std::string_view fingerprint,
-                           const std::function<idempotent_response(transaction_ref&)>& fn);
+                           const std::function<idempotent_response(transaction_ref)>& fn);
 
   // The record of (scope, key); std::nullopt when absent or (unless include_expired)
   // past its retention. Body loaded.

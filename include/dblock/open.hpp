@@ -1,6 +1,7 @@
 // dblock/open.hpp — open a database from a URL (see dblock/url.hpp), dispatching on
-// the scheme to the libpqxx, Connector/C++ or SOCI backend. Part of dblock::dblock,
-// which links all three; link one backend target instead to avoid the others.
+// the scheme to libpqxx, Connector/C++ or SOCI. Part of dblock::dblock, which links
+// every client library built; link dblock::pqxx, dblock::mysql or dblock::soci alone
+// to avoid the others.
 #pragma once
 
 #include <chrono>

@@ -24,9 +24,6 @@
 
 namespace dblock {
 
-class session;
-class lease;
-
 struct session_lock_options {
   // Hold the lock on a connection of its own (opened from the database's URL) so that
   // other work on `db` can never end it by accident. Attached connections cannot be
@@ -52,7 +49,7 @@ class session_lock {
   session_lock& operator=(const session_lock&) = delete;
   ~session_lock();  // releases, best effort, never throws
 
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& name() const noexcept;
   // Asks the server whether this connection still holds it (one round trip). False
   // after the connection was lost (a reconnect does not bring the lock back).
   [[nodiscard]] bool is_held();
@@ -60,12 +57,9 @@ class session_lock {
   void unlock();
 
  private:
-  session_lock() = default;
-  std::shared_ptr<detail::backend> conn_;
-  std::string name_;
-  std::unique_ptr<session> fallback_;
-  std::unique_ptr<lease> lease_;
-  bool held_ = false;
+  struct impl;  // the connection holding the lock, or the lease standing in for it
+  explicit session_lock(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;  // empty once moved from
 };
 
 }  // namespace dblock

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/args.hpp"
 #include "dblock/database.hpp"
 
 namespace dblock::cli {

@@ -655,7 +655,7 @@ session::session(database db, session_options opts) : core_(std::make_shared<det
     throw invalid_argument("lock_delay " + std::to_string(opts.lock_delay.count()) +
                            " ms is out of range (0 to 24 h)");
   auto& c = *core_;
-  c.db = db.backend();
+  c.db = detail::backend_of(db);
   c.opts = std::move(opts);
   c.margin = std::chrono::duration_cast<clock_type::duration>(
       std::chrono::duration<double, std::milli>(static_cast<double>(c.opts.ttl.count()) * c.opts.max_clock_drift));
@@ -932,7 +932,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   }
 }
 
-std::vector<lock_info> list_locks(database& db) { return detail::lock_store::list(*db.backend()); }
+std::vector<lock_info> list_locks(database& db) { return detail::lock_store::list(*detail::backend_of(db)); }
 
 // ----------------------------------------------------------------------------- lease
 
@@ -1048,7 +1048,7 @@ void lease::verify_in(transaction_ref tx) const {
     throw lock_lost("lock '" + h_->name + "' (fence " + std::to_string(h_->fence) + ") is no longer held: " +
                     (lost_reason().empty() ? std::string("its lease ran out") : lost_reason()));
   if (tx.kind() != core_->db->kind()) throw invalid_argument("verify_in: the transaction is on another kind of database");
-  if (!detail::lock_store::verify(*tx.backend(), h_->name, core_->owner, h_->fence)) {
+  if (!detail::lock_store::verify(*detail::backend_of(tx), h_->name, core_->owner, h_->fence)) {
     std::vector<lost_lease> lost;
     {
       std::lock_guard l(core_->mu);

@@ -185,7 +185,7 @@ reaper::reaper(database db, reaper_options opts) : s_(std::make_unique<state>(db
   if (!(opts.duty_cycle > 0.0 && opts.duty_cycle <= 1.0))
     throw invalid_argument("reaper duty_cycle " + std::to_string(opts.duty_cycle) + " is out of range (0, 1]");
   s_->opts = std::move(opts);
-  s_->conn = db.backend()->can_reopen() ? db.backend()->reopen() : db.backend();
+  s_->conn = detail::backend_of(db)->can_reopen() ? detail::backend_of(db)->reopen() : detail::backend_of(db);
 }
 
 reaper::~reaper() { stop(); }

@@ -358,7 +358,7 @@ TEST_P(RowGuardConformance, LockRowNeedsATransactionAndANonNullKey) {
   const auto orders = orders_table(db);
   const auto before = db.round_trips();
   // Outside a transaction a row lock would be released at once: refused.
-  EXPECT_THROW((void)lock_row(transaction_ref(db.backend()), orders, "order_no", "x"), invalid_argument);
+  EXPECT_THROW((void)lock_row(detail::make_transaction_ref(db), orders, "order_no", "x"), invalid_argument);
   transact(db, [&](transaction_ref tx) {
     EXPECT_THROW((void)lock_row(tx, orders, "order_no", nullptr), invalid_argument);
     EXPECT_THROW((void)insert_or_lock(tx, orders, "order_no", nullptr), invalid_argument);
