@@ -25,12 +25,11 @@
 namespace dblock {
 
 struct session_lock_options {
-  // Hold the lock on a connection of its own (opened from the database's URL) so that
-  // other work on `db` can never end it by accident. Attached connections cannot be
-  // reopened: the lock then lives on the caller's connection. Default true.
+  // Hold the lock on a connection of its own, opened from the database's URL, so other
+  // work on `db` cannot end it; an attached connection holds it itself. Default: true.
   bool dedicated_connection = true;
-  // The lease fallback's TTL: SQLite, and PostgreSQL behind a transaction pooler
-  // (?pooler=transaction), hold a session lock as a lease lock. Default 30 s.
+  // TTL of the lease lock that stands in for a session lock on SQLite and behind a
+  // transaction pooler. Default: 30 s.
   std::chrono::milliseconds sqlite_ttl{30'000};
 };
 
