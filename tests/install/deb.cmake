@@ -11,20 +11,8 @@
 #      and subcommand the extracted command's --help lists
 # Inputs: BUILD_DIR, CONSUMER_SOURCE, WORK_DIR, EXPECTED_VERSION, CMAKE_COMMAND_PATH.
 cmake_minimum_required(VERSION 3.20)
-foreach(v BUILD_DIR CONSUMER_SOURCE WORK_DIR EXPECTED_VERSION CMAKE_COMMAND_PATH)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "deb.cmake needs -D${v}=...")
-  endif()
-endforeach()
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(run_out "${out}" PARENT_SCOPE)
-  set(run_err "${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+dblock_require_inputs(BUILD_DIR CONSUMER_SOURCE WORK_DIR EXPECTED_VERSION CMAKE_COMMAND_PATH)
 
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR}/pkg)
@@ -89,7 +77,6 @@ endforeach()
 # 4. extract and use it
 set(root ${WORK_DIR}/root)
 run("dpkg-deb -x" ${DPKG_DEB} -x ${deb} ${root})
-include(${CMAKE_CURRENT_LIST_DIR}/check_headers.cmake)
 dblock_check_public_headers(${root}/usr/include)
 set(dblock ${root}/usr/bin/dblock)
 run("extracted dblock --version" ${dblock} --version)

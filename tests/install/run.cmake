@@ -4,7 +4,7 @@
 #   1. cmake --install BUILD_DIR --prefix WORK_DIR/prefix
 #   2. the headers, libraries, the dblock command, the CMake package, dblock.pc and the man
 #      page are there; no installed header names detail:: or the backend
-#      (check_headers.cmake); with BACKENDS, nothing installed names a client library that
+#      (common.cmake); with BACKENDS, nothing installed names a client library that
 #      was left out
 #   3. configure + build tests/install/consumer against that prefix only, and run it on
 #      CONSUMER_URL (default: an SQLite file); with MISSING_URL, open() of it must be
@@ -16,19 +16,8 @@ cmake_minimum_required(VERSION 3.20)
 if(DEFINED SOURCE_DIR)
   set(BUILD_DIR ${WORK_DIR}/build)
 endif()
-foreach(v BUILD_DIR CONSUMER_SOURCE WORK_DIR EXPECTED_VERSION CMAKE_COMMAND_PATH)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run.cmake needs -D${v}=...")
-  endif()
-endforeach()
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(run_out "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+dblock_require_inputs(BUILD_DIR CONSUMER_SOURCE WORK_DIR EXPECTED_VERSION CMAKE_COMMAND_PATH)
 
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -61,7 +50,6 @@ foreach(f include/dblock/dblock.hpp include/dblock/version.hpp include/dblock/er
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
-include(${CMAKE_CURRENT_LIST_DIR}/check_headers.cmake)
 dblock_check_public_headers(${prefix}/include)
 file(GLOB_RECURSE config_files ${prefix}/*/dblockConfig.cmake)
 file(GLOB_RECURSE pc_files ${prefix}/*/pkgconfig/dblock.pc)

@@ -1,11 +1,31 @@
-# tests/install/check_headers.cmake — dblock_check_public_headers(<include dir>): fails
-# when an installed header under <include dir>/dblock names the library's insides: the
-# `detail::` namespace or the internal backend (any spelling of "backend"). Included by
-# run.cmake and deb.cmake.
+# tests/install/common.cmake — what the install tests (run.cmake, deb.cmake) share:
+#   dblock_require_inputs(<var>...)   fails naming the first -D<var>=... not given
+#   run(<what> <command>...)          runs a command; fails with its output unless it exits 0;
+#                                     sets run_out and run_err in the caller
+#   dblock_check_public_headers(<include dir>)  fails when an installed header under
+#       <include dir>/dblock names the library's insides: the `detail::` namespace or the
+#       internal backend (any spelling of "backend").
 #
 # Known exception, to be removed with it: lock.hpp's session and lease classes still hold
 # their state as detail::session_core / detail::held_lock; those two names (and only
 # they) are tolerated in lock.hpp until the lock engine's rewrite gives them an opaque impl.
+function(dblock_require_inputs)
+  foreach(v IN LISTS ARGN)
+    if(NOT DEFINED ${v})
+      message(FATAL_ERROR "${CMAKE_CURRENT_LIST_FILE} needs -D${v}=...")
+    endif()
+  endforeach()
+endfunction()
+
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(run_out "${out}" PARENT_SCOPE)
+  set(run_err "${err}" PARENT_SCOPE)
+endfunction()
+
 function(dblock_check_public_headers include_dir)
   file(GLOB_RECURSE headers ${include_dir}/dblock/*)
   if(NOT headers)
