@@ -16,10 +16,6 @@
 
 namespace dblock {
 
-namespace detail {
-class backend;
-}
-
 // Options for running migrations.
 struct migrate_options {
   // How long to wait for the migration lock held by another deploy. Default 60 s.
@@ -41,7 +37,6 @@ struct migrate_result {
 
 class database {
  public:
-  explicit database(std::shared_ptr<detail::backend> b);
   ~database();
   database(const database&) = default;
   database& operator=(const database&) = default;
@@ -70,10 +65,12 @@ class database {
   // Statements sent to the server on this connection so far (BEGIN/COMMIT included).
   [[nodiscard]] std::uint64_t round_trips() const noexcept;
 
-  [[nodiscard]] const std::shared_ptr<detail::backend>& backend() const noexcept { return b_; }
 
  private:
-  std::shared_ptr<detail::backend> b_;
+  friend struct internal_access;  // the library's own access (not installed)
+  struct impl;
+  explicit database(std::shared_ptr<impl> p);
+  std::shared_ptr<impl> impl_;
 };
 
 }  // namespace dblock

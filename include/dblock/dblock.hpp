@@ -1,5 +1,5 @@
 // dblock/dblock.hpp — umbrella header for the core API and dblock::open(url).
-// Backend-specific attach() functions live in dblock/pqxx.hpp, dblock/mysql.hpp, dblock/soci.hpp.
+// attach() and within() for each client library live in dblock/pqxx.hpp, dblock/mysql.hpp, dblock/soci.hpp.
 #pragma once
 
 #include "dblock/database.hpp"

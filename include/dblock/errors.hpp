@@ -74,7 +74,7 @@ DBLOCK_ERROR_CLASS(serialization_failure, transaction_conflict, error_kind::seri
 
 #undef DBLOCK_ERROR_CLASS
 
-// Throws the subclass matching `kind` (used by every backend's classifier).
+// Throws the subclass matching `kind` (used by each client library's error classifier).
 [[noreturn]] void throw_error(error_kind kind, const std::string& what, std::string sqlstate = {},
                               int vendor_code = 0);
 

@@ -1,6 +1,6 @@
-// dblock/idempotency.hpp — idempotency keys for orders and payments (DESIGN, "Idempotency
-// key"): the store that Stripe's idempotency keys, AWS Powertools' idempotency utility and
-// the IETF Idempotency-Key draft describe, kept in the application's own database
+// dblock/idempotency.hpp — idempotency keys for orders and payments: the store that
+// Stripe's idempotency keys, AWS Powertools' idempotency utility and the IETF
+// Idempotency-Key draft describe, kept in the application's own database
 // (table dblock_idempotency, migration 0002). The exact SQL per dialect is in
 // sql/<dialect>/idem_*.sql and in docs/idempotency.md.
 //
@@ -39,25 +39,21 @@
 namespace dblock {
 
 struct idempotency_options {
-  // Lease of an in-progress attempt (server clock). A crashed worker's attempt is taken
-  // over by the next begin() once its lease has run out. Renewed by checkpoint() and
-  // extend(). Default 30 s; at least 1 ms, at most `retention`.
+  // Lease of an in-progress attempt (server clock): a crashed worker's attempt is taken
+  // over once it runs out; checkpoint() and extend() renew it. 1 ms to `retention`.
+  // Default: 30 s.
   std::chrono::milliseconds lease{30'000};
-  // How long a record lives after its last change (creation, takeover, completion).
-  // An expired record is treated as absent by every call, even before the reaper
-  // deletes it. Default 24 h.
+  // How long a record lives after its last change; an expired record counts as absent.
+  // Default: 24 h.
   std::chrono::milliseconds retention{std::chrono::hours(24)};
-  // Largest response body complete()/fail() accept; bigger ones are refused with
-  // invalid_argument and nothing is written. Default 1 MiB; at most 64 MiB.
+  // Largest response body complete()/fail() accept (invalid_argument beyond). At most
+  // 64 MiB. Default: 1 MiB.
   std::size_t max_body_bytes = 1u << 20;
-  // Terminal failures (fail(..., failure_kind::terminal, response)): true = stored and
-  // replayed like a success (status "failed"); false = the record is deleted, so the key
-  // is free for a new request. Default true.
+  // Terminal failures are stored and replayed (true) or deleted, freeing the key (false).
+  // Default: true.
   bool store_failures = true;
-  // begin() on a key whose attempt is in progress: 0 = return in_progress at once; else
-  // poll (exponential backoff with jitter, bounded by the lease's remaining time) for up
-  // to this long and return the replay, or take the attempt over if its lease runs out.
-  // Default 0 (no waiting).
+  // How long begin() polls a key whose attempt is in progress before it returns
+  // in_progress (0: at once). Default: 0.
   std::chrono::milliseconds wait{0};
 };
 
@@ -192,7 +188,7 @@ class idempotency_store {
   // (2 when fn runs, 1 for a replay), plus fn's own.
   run_once_result run_once(transaction_ref tx, std::string_view scope, std::string_view key,
                            std::string_view fingerprint,
-                           const std::function<idempotent_response(transaction_ref&)>& fn);
+                           const std::function<idempotent_response(transaction_ref)>& fn);
 
   // The record of (scope, key); std::nullopt when absent or (unless include_expired)
   // past its retention. Body loaded.

@@ -48,69 +48,44 @@ enum class renewal_connection {
 };
 
 struct session_options {
-  // Lease length of every lock of this session (server clock). Default 30 s; minimum 100 ms.
-  // The timing model (TTL, renewal, margin, lock delay, network bounds) is in
-  // docs/locks.md, "Timing".
+  // Lease length of every lock of this session, on the server's clock; at least 100 ms.
+  // The timing model is in docs/locks.md, "Timing". Default: 30 s.
   std::chrono::milliseconds ttl{30'000};
-  // Bound on how much faster or slower this client's monotonic clock may run than the
-  // server's, as a fraction (0.01 = 1%). The client counts a lease's time on its own clock
-  // from the moment it sent the acquire or renewal that the server answered; the server
-  // counts from a later moment on its own. A lease is therefore treated as lost
-  // margin = ttl * max_clock_drift before that local deadline: lease::is_held() turns
-  // false, remaining() reaches zero and on_lost fires then. Default 0.01; 0 to 0.5.
+  // Bound on the rate difference between this client's monotonic clock and the server's,
+  // as a fraction: a lease counts as lost ttl * max_clock_drift before its local
+  // deadline. 0 to 0.5. Default: 0.01.
   double max_clock_drift = 0.01;
-  // Lock-delay: a lease that ran out unreleased (its holder crashed, paused or was cut
-  // off) can be taken over by another owner only this long after its expiry, on the
-  // server's clock - time for a cut-off holder to notice and stop. A released lock is
-  // free at once. The holder's setting applies (it is stored in the lock row; the
-  // server-side expiry of the row is lease end + lock_delay). Fencing tokens are not
-  // affected. Default 1 s; 0 disables it.
+  // How long after its expiry a lease that ran out unreleased may be taken over, on the
+  // server's clock (a released lock is free at once); 0 disables it. Default: 1 s.
   std::chrono::milliseconds lock_delay{1'000};
   // Free text shown by `dblock locks`. Default: "<hostname>:<pid>".
   std::string holder;
-  // Called once per lost lock (keep it short, never throw): from the session's deadline
-  // thread when the lease runs out locally (at deadline - margin, whatever any other
-  // thread is blocked in, a stuck renewal included), or from the watchdog when a renewal
-  // finds the row gone, or from the thread whose release or verify_in found it gone. Calls
-  // for different locks may come from different threads at the same time.
+  // Called once per lost lock, possibly from several threads at once (keep it short,
+  // never throw); docs/locks.md says from where. Default: none.
   std::function<void(const lost_lease&)> on_lost;
+  // Who owns a hold: the whole session, or the acquiring thread. Default: session.
   owner_scope scope = owner_scope::session;
-  // Renew every ttl / renew_divisor. Default 3 (TTL/3). A failed renewal is retried
-  // sooner, with backoff. On a connection dblock opened, each renewal's wait is bounded
-  // by the lease it keeps: the watchdog's connection has a network timeout of at most the
-  // renewal period, and a renewal still unanswered when a lease it speaks for runs out
-  // (deadline - margin) has its connection cut (PostgreSQL, SOCI) so the watchdog can
-  // reconnect and go on.
+  // Renew every ttl / renew_divisor; a failed renewal is retried sooner, with backoff.
+  // Default: 3.
   int renew_divisor = 3;
-  // Wake waiters on release by NOTIFY (PostgreSQL; not through a transaction pooler),
-  // received by the process's background connection. Waiters poll otherwise. Default: on.
+  // Wake waiters on release by NOTIFY (PostgreSQL with libpqxx, not through a transaction
+  // pooler), received by the process's background connection; waiters poll otherwise.
+  // Default: true.
   bool listen = true;
-  // Waiting: backoff with jitter from min_backoff, doubling up to max_backoff, never past
-  // the caller's deadline nor (much) past the holder's expiry. Change-aware: a refused try
-  // that shows another grant than the previous one (the lock is changing hands) resets the
-  // backoff, and while it keeps changing hands the sleep is capped near the observed
-  // interval between grants instead of growing to max_backoff.
+  // Backoff bounds of a waiting acquire() (jittered, change-aware; docs/locks.md,
+  // "Waiting"). Default: 2 ms, 250 ms.
   std::chrono::milliseconds min_backoff{2};
   std::chrono::milliseconds max_backoff{250};
-  // PostgreSQL: the final release commits with synchronous_commit = off for its own
-  // statement only, so it does not wait for its WAL flush (one flush per hand-off instead
-  // of two). Safe for exclusion and fencing: any later durable commit - the next grant in
-  // particular - flushes the release first. What a server crash within ~3 x
-  // wal_writer_delay of a release can lose is the release itself: the lock then stays
-  // held until its TTL, as if the holder had crashed. Default on; false = every release
-  // waits for its flush. Ignored by MySQL/MariaDB and SQLite, and for a session whose
-  // connection is inside a transaction (the caller's commit decides durability there).
+  // PostgreSQL: the final release does not wait for its WAL flush; the next grant's
+  // durable commit flushes it (docs/locks.md, "Release durability"). Default: true.
   bool async_release = true;
-  // A blocking acquire() refused once takes a ticket in the name's wait line, a row in the
-  // database renewed with the session's leases: a free name is granted to the lowest live
-  // ticket only (first come, first served on every database). Any try without a ticket -
-  // try_acquire(), the first try of acquire(), every try of a session with fair = false -
-  // is refused a free name while someone waits in line. Default: on.
+  // A blocking acquire() refused once takes a ticket in the name's wait line (a row, renewed
+  // with the session's leases); a free name goes to the lowest live ticket, and tries
+  // without one are refused while anyone waits (docs/locks.md, "Waiting"). Default: true.
   bool fair = true;
-  // Where renewals run: on the process's background connection, shared by every session of
-  // the process on the same database (default), or on the session's database connection
-  // itself (no extra connection, but a renewal waits for any statement or transaction the
-  // application runs on it). Default: renewal_connection::shared.
+  // Where renewals run: the process's background connection, shared by its sessions on
+  // the same database, or the session's own connection (no extra connection; a renewal then
+  // waits for the application's statements on it). Default: renewal_connection::shared.
   renewal_connection renew_on = renewal_connection::shared;
 };
 

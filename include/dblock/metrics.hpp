@@ -59,9 +59,4 @@ void on_metric(std::function<void(counter, std::uint64_t amount)> cb);
 // dblock_lock_wait_seconds histogram, with HELP and TYPE lines.
 [[nodiscard]] std::string render_prometheus(const metrics_snapshot& m);
 
-namespace detail {
-void count(counter c, std::uint64_t amount = 1) noexcept;
-void observe_wait(double seconds) noexcept;
-}  // namespace detail
-
 }  // namespace dblock

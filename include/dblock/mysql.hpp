@@ -1,4 +1,4 @@
-// dblock/mysql.hpp — the MySQL Connector/C++ 1.1 backend (target dblock::mysql):
+// dblock/mysql.hpp — dblock on MySQL Connector/C++ 1.1 (target dblock::mysql):
 // MySQL and MariaDB.
 #pragma once
 

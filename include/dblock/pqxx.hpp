@@ -1,4 +1,4 @@
-// dblock/pqxx.hpp — the libpqxx backend (target dblock::pqxx): PostgreSQL.
+// dblock/pqxx.hpp — dblock on libpqxx (target dblock::pqxx): PostgreSQL.
 #pragma once
 
 #include <pqxx/connection>

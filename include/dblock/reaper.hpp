@@ -30,41 +30,32 @@ struct reap_report {
 };
 
 struct reaper_options {
-  // Time between passes; each pass deletes batches until one comes back short. Default 10 s.
+  // Time between passes (a pass deletes batches until one comes back short).
+  // Default: 10 s.
   std::chrono::milliseconds interval{10'000};
-  // Each wait is interval * (1 +/- jitter), uniformly. Default 0.2.
+  // Each wait is interval * (1 +/- jitter), uniformly. Default: 0.2.
   double jitter = 0.2;
-  // A lock row is reaped only once expired for this long (a takeover needs no reaper:
-  // acquire takes over expired rows itself). Default 5 s.
+  // A lock row is reaped only once expired for this long. Default: 5 s.
   std::chrono::milliseconds grace{5'000};
-  // Rows per DELETE statement. Default 1000.
+  // Rows per DELETE statement. Default: 1000.
   int batch_size = 1000;
-  // Upper bound of batches per table per pass (bounds one pass). Default 10000.
+  // Most batches per table in one pass. Default: 10000.
   int max_batches = 10'000;
-  // Pacing, so that reaping a backlog does not raise live acquires' latency: a batch
-  // competes with live commits for the log flush and for CPU (on SQLite, for the only
-  // writer lock). After each full batch the reaper rests took * (1 - duty_cycle) /
-  // duty_cycle, `took` being that batch's own duration: it spends at most this share of a
-  // pass in statements, and a database slowed by load gets longer rests by itself.
-  // SQLite rests 2-20 ms whatever the value. 1 = no rest on PostgreSQL and MariaDB (as
-  // fast as the database goes: the knob for a large backlog). Range (0, 1]. Default 0.75
-  // (a third of each batch's time).
+  // Share of a pass spent in DELETE statements, in (0, 1]: the reaper rests between
+  // batches for the rest (docs/operations.md, "Pacing"); 1 = no rest. Default: 0.75.
   double duty_cycle = 0.75;
-  // PostgreSQL: each batch's commit does not wait for its WAL flush (synchronous_commit =
-  // off, set inside the statement for its own implicit transaction only; the connection's
-  // setting is unchanged afterwards). A crash can lose only the deletions of rows that had
-  // already expired - they are reaped again - and any later durable commit flushes them
-  // with it, WAL being sequential. It also skips waiting for a synchronous standby.
-  // Ignored by MySQL/MariaDB and SQLite, and on an attached connection whose caller has a
-  // transaction open (the caller's commit decides durability there). Default true.
+  // PostgreSQL: a batch's commit does not wait for its WAL flush (docs/operations.md,
+  // "Reaper"). Ignored elsewhere. Default: true.
   bool async_commit = true;
+  // Reap expired lock rows. Default: true.
   bool reap_locks = true;
+  // Reap idempotency records past their retention. Default: true.
   bool reap_idempotency = true;
-  // Only one active reaper across the fleet: each pass first takes the session lock
-  // "dblock:reaper" (advisory lock / GET_LOCK; a lease lock on SQLite) and skips the
-  // pass when another process holds it. Default false.
+  // One active reaper across processes: a pass first takes the session lock
+  // "dblock:reaper" and is skipped while another process holds it. Default: false.
   bool single_active = false;
-  // After a failed pass: wait min(max_backoff, interval/10 * 2^failures) with jitter.
+  // Longest wait after failed passes (interval/10 * 2^failures, jittered, up to this).
+  // Default: 60 s.
   std::chrono::milliseconds max_backoff{60'000};
   // Called after every pass from the reaper thread (keep it short; never throw).
   std::function<void(const reap_report&)> on_pass;

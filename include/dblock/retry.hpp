@@ -17,16 +17,15 @@
 namespace dblock {
 
 struct retry_policy {
-  // Attempts in all, the first included (>= 1). Default 5.
+  // Attempts in all, the first included (>= 1). Default: 5.
   int max_attempts = 5;
-  // Ceiling of the first backoff; each later one doubles (multiplier), up to max_backoff.
-  // The actual sleep is uniform in [0, ceiling] ("full jitter"). Defaults 10 ms, 1 s, 2.
+  // Backoff ceilings: the first, its growth per attempt and the largest; each sleep is
+  // uniform in [0, ceiling] ("full jitter"). Default: 10 ms, 2, 1 s.
   std::chrono::milliseconds initial_backoff{10};
   std::chrono::milliseconds max_backoff{1000};
   double multiplier = 2.0;
-  // Also retry dblock::lock_not_available (PostgreSQL lock_timeout, MariaDB lock wait
-  // timeout, SQLite busy after its busy_timeout). Default off: a lock timeout usually
-  // means "do something else", and row guards already report it as a value.
+  // Also retry lock_not_available (lock_timeout, innodb_lock_wait_timeout, SQLite busy).
+  // Default: false.
   bool retry_lock_not_available = false;
   // Called before each backoff sleep with the attempt that failed (1-based), its error
   // and the sleep chosen. Optional; must not throw.

@@ -46,14 +46,10 @@ enum class lock_wait {
 };
 
 struct row_lock_options {
-  // Default wait. In `wait` mode a server-side lock timeout (PostgreSQL lock_timeout,
-  // MariaDB innodb_lock_wait_timeout, 50 s by default) throws lock_not_available;
-  // the other modes report busy as a value and leave the transaction usable.
+  // How to wait for a row another transaction holds (lock_wait). Default: wait.
   lock_wait wait = lock_wait::wait;
-  // For lock_wait::bounded. Default 5 s. PostgreSQL: SET LOCAL lock_timeout to this many
-  // milliseconds for the one statement; MariaDB: innodb_lock_wait_timeout, which counts
-  // whole seconds, so the wait is rounded up to a whole second (at least 1 s). Zero or
-  // negative means nowait.
+  // Bound of lock_wait::bounded (MariaDB rounds up to whole seconds; zero or negative
+  // means nowait); see docs/row-guards.md. Default: 5 s.
   std::chrono::milliseconds timeout{5000};
 };
 

@@ -24,16 +24,12 @@
 
 namespace dblock {
 
-class session;
-class lease;
-
 struct session_lock_options {
-  // Hold the lock on a connection of its own (opened from the database's URL) so that
-  // other work on `db` can never end it by accident. Attached connections cannot be
-  // reopened: the lock then lives on the caller's connection. Default true.
+  // Hold the lock on a connection of its own, opened from the database's URL, so other
+  // work on `db` cannot end it; an attached connection holds it itself. Default: true.
   bool dedicated_connection = true;
-  // The lease fallback's TTL: SQLite, and PostgreSQL behind a transaction pooler
-  // (?pooler=transaction), hold a session lock as a lease lock. Default 30 s.
+  // TTL of the lease lock that stands in for a session lock on SQLite and behind a
+  // transaction pooler. Default: 30 s.
   std::chrono::milliseconds sqlite_ttl{30'000};
 };
 
@@ -52,7 +48,7 @@ class session_lock {
   session_lock& operator=(const session_lock&) = delete;
   ~session_lock();  // releases, best effort, never throws
 
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& name() const noexcept;
   // Asks the server whether this connection still holds it (one round trip). False
   // after the connection was lost (a reconnect does not bring the lock back).
   [[nodiscard]] bool is_held();
@@ -60,12 +56,9 @@ class session_lock {
   void unlock();
 
  private:
-  session_lock() = default;
-  std::shared_ptr<detail::backend> conn_;
-  std::string name_;
-  std::unique_ptr<session> fallback_;
-  std::unique_ptr<lease> lease_;
-  bool held_ = false;
+  struct impl;  // the connection holding the lock, or the lease standing in for it
+  explicit session_lock(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;  // empty once moved from
 };
 
 }  // namespace dblock

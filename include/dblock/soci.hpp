@@ -1,4 +1,4 @@
-// dblock/soci.hpp — the SOCI 4.0 backend (target dblock::soci): SQLite, and
+// dblock/soci.hpp — dblock on SOCI 4.0 (target dblock::soci): SQLite, and
 // PostgreSQL or MySQL/MariaDB for SOCI users.
 #pragma once
 
@@ -11,8 +11,8 @@ namespace dblock {
 
 // Opens its own session from a sqlite:, soci+postgresql:// or soci+mysql:// URL.
 [[nodiscard]] database open_soci(std::string_view url, const open_options& opts = {});
-// Works on a session you hold (it must outlive the database). The dialect is read
-// from the session's backend name ("sqlite3", "postgresql", "mysql").
+// Works on a session you hold (it must outlive the database). The dialect is the
+// session's driver: "sqlite3", "postgresql" or "mysql".
 [[nodiscard]] database attach(soci::session& sess);
 
 // The caller's session, inside a transaction the caller began (for SQLite begin with

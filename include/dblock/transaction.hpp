@@ -8,21 +8,24 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "dblock/database.hpp"
 
 namespace dblock {
 
+// Obtained from within(...) or inside transact(); cheap to copy (a shared handle), so
+// it is passed by value everywhere.
 class transaction_ref {
  public:
-  explicit transaction_ref(std::shared_ptr<detail::backend> b);
   [[nodiscard]] dialect kind() const noexcept;
-  [[nodiscard]] const std::shared_ptr<detail::backend>& backend() const noexcept { return b_; }
   // Statements sent through this view so far.
   [[nodiscard]] std::uint64_t round_trips() const noexcept;
 
  private:
-  std::shared_ptr<detail::backend> b_;
+  friend struct internal_access;  // the library's own access (not installed)
+  explicit transaction_ref(database db) : db_(std::move(db)) {}
+  database db_;  // the connection the transaction is open on
 };
 
 // Runs fn inside BEGIN ... COMMIT on the database's own connection (BEGIN IMMEDIATE on

@@ -49,7 +49,4 @@ struct connection_url {
 // Redacts the password of any URL-looking text (best effort, never throws).
 [[nodiscard]] std::string redact_url(std::string_view url) noexcept;
 
-// The embedded default when neither --url nor DBLOCK_URL is given.
-inline constexpr std::string_view default_url = "sqlite:dblock.db";
-
 }  // namespace dblock

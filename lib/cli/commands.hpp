@@ -9,11 +9,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/args.hpp"
 #include "dblock/database.hpp"
 
 namespace dblock::cli {
 
-// Exit codes (DESIGN, "The dblock command"; sysexits.h numbers).
+// Exit codes (sysexits.h numbers; documented in dblock(1) and the README).
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;       // the server refused something else
 inline constexpr int exit_usage = 64;        // bad usage or invalid input

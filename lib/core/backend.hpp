@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/catalog.hpp"
+#include "core/internal.hpp"
 #include "dblock/database.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/open.hpp"

@@ -61,3 +61,11 @@ struct statement {
 [[nodiscard]] std::vector<std::string> split_statements(std::string_view script);
 
 }  // namespace dblock::detail
+
+namespace dblock {
+
+// Validates (throws invalid_argument naming the value) and quotes per dialect:
+// "a"."b" on PostgreSQL and SQLite, `a`.`b` on MySQL (lib/core/util.cpp).
+[[nodiscard]] std::string quote_identifier(std::string_view name, dialect d);
+
+}  // namespace dblock

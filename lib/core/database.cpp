@@ -276,21 +276,24 @@ void backend::record_migration(const migration_info& m) {
 
 namespace dblock {
 
-database::database(std::shared_ptr<detail::backend> b) : b_(std::move(b)) {
-  if (!b_) throw invalid_argument("dblock::database needs a backend");
+database::database(std::shared_ptr<impl> p) : impl_(std::move(p)) {}
+
+database internal_access::make_database(std::shared_ptr<detail::backend> b) {
+  if (!b) throw invalid_argument("dblock::database needs a connection");
+  return database(std::make_shared<database::impl>(database::impl{std::move(b)}));
 }
 database::~database() = default;
 
-dialect database::kind() const noexcept { return b_->kind(); }
-client_library database::client() const noexcept { return b_->client(); }
-std::string database::describe() const { return b_->describe(); }
-std::uint64_t database::round_trips() const noexcept { return b_->round_trips(); }
-void database::ping() { b_->ping(); }
+dialect database::kind() const noexcept { return impl_->b->kind(); }
+client_library database::client() const noexcept { return impl_->b->client(); }
+std::string database::describe() const { return impl_->b->describe(); }
+std::uint64_t database::round_trips() const noexcept { return impl_->b->round_trips(); }
+void database::ping() { impl_->b->ping(); }
 
 void database::require_schema() {
   bool ok = false;
   try {
-    ok = b_->schema_present();
+    ok = impl_->b->schema_present();
   } catch (const schema_missing&) {
     ok = false;
   }
@@ -299,9 +302,9 @@ void database::require_schema() {
 }
 
 std::vector<migration_info> database::applied_migrations(const std::string& scope) {
-  auto r = b_->exec("history_present");
+  auto r = impl_->b->exec("history_present");
   if (r.rows.empty() || !r.rows[0][0] || *r.rows[0][0] == "0") return {};
-  return b_->applied(scope);
+  return impl_->b->applied(scope);
 }
 
 }  // namespace dblock

@@ -19,6 +19,9 @@ struct dialect_traits {
   bool session_locks = false;       // server locks owned by a connection (advisory locks, GET_LOCK)
   bool single_writer = false;       // one writer per database file: busy waits, not row locks
   bool network = true;              // a server reached over a socket (timeouts, interrupt)
+  // Quoted identifiers that differ only in letter case name different columns
+  // (PostgreSQL); otherwise column names compare case-insensitively (ASCII).
+  bool case_sensitive_columns = false;
 };
 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).

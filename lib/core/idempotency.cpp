@@ -365,7 +365,7 @@ begin_result idempotency_store::begin(std::string_view scope, std::string_view k
   idem::check_scope(scope);
   idem::check_key(key);
   const std::string fp = idem::normalize_fingerprint(fp_in);
-  auto& b = *db_.backend();
+  auto& b = *detail::backend_of(db_);
 
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + opts_.wait;
@@ -420,7 +420,7 @@ finish_status idempotency_store::checkpoint(const idempotency_attempt& a, std::s
   auto p = fence(a);
   p.emplace_back(std::string(recovery_point));
   p.emplace_back(static_cast<std::int64_t>(opts_.lease.count()));
-  return by_affected(db_.backend()->exec("idem_checkpoint", p));
+  return by_affected(detail::backend_of(db_)->exec("idem_checkpoint", p));
 }
 
 finish_status idempotency_store::extend(const idempotency_attempt& a) {
@@ -428,7 +428,7 @@ finish_status idempotency_store::extend(const idempotency_attempt& a) {
   auto p = fence(a);
   p.emplace_back(nullptr);
   p.emplace_back(static_cast<std::int64_t>(opts_.lease.count()));
-  return by_affected(db_.backend()->exec("idem_checkpoint", p));
+  return by_affected(detail::backend_of(db_)->exec("idem_checkpoint", p));
 }
 
 finish_status idempotency_store::complete(const idempotency_attempt& a, const idempotent_response& response) {
@@ -439,31 +439,31 @@ finish_status idempotency_store::complete(const idempotency_attempt& a, const id
   p.emplace_back(static_cast<std::int64_t>(response.code));
   p.emplace_back(idem::hex_encode(response.body));
   p.emplace_back(static_cast<std::int64_t>(opts_.retention.count()));
-  return by_affected(db_.backend()->exec("idem_finish", p));
+  return by_affected(detail::backend_of(db_)->exec("idem_finish", p));
 }
 
 finish_status idempotency_store::fail(const idempotency_attempt& a, failure_kind kind,
                                       const idempotent_response& response) {
   check_attempt(a);
-  if (kind == failure_kind::retryable) return by_affected(db_.backend()->exec("idem_reopen", fence(a)));
-  if (!opts_.store_failures) return by_affected(db_.backend()->exec("idem_abandon", fence(a)));
+  if (kind == failure_kind::retryable) return by_affected(detail::backend_of(db_)->exec("idem_reopen", fence(a)));
+  if (!opts_.store_failures) return by_affected(detail::backend_of(db_)->exec("idem_abandon", fence(a)));
   check_body(opts_, response.body);
   auto p = fence(a);
   p.emplace_back(std::string(status_text(idempotency_status::failed)));
   p.emplace_back(static_cast<std::int64_t>(response.code));
   p.emplace_back(idem::hex_encode(response.body));
   p.emplace_back(static_cast<std::int64_t>(opts_.retention.count()));
-  return by_affected(db_.backend()->exec("idem_finish", p));
+  return by_affected(detail::backend_of(db_)->exec("idem_finish", p));
 }
 
 run_once_result idempotency_store::run_once(transaction_ref tx, std::string_view scope, std::string_view key,
                                             std::string_view fp_in,
-                                            const std::function<idempotent_response(transaction_ref&)>& fn) {
+                                            const std::function<idempotent_response(transaction_ref)>& fn) {
   idem::check_scope(scope);
   idem::check_key(key);
   const std::string fp = idem::normalize_fingerprint(fp_in);
   if (!fn) throw invalid_argument("idempotency run_once needs a function to run");
-  auto& b = *tx.backend();
+  auto& b = *detail::backend_of(tx);
   if (!b.raw().in_transaction())
     throw invalid_argument("idempotency run_once needs an open transaction (dblock::transact or dblock::within)");
 
@@ -505,7 +505,7 @@ std::optional<idempotency_record> idempotency_store::get(std::string_view scope,
                                                          bool include_expired) {
   idem::check_scope(scope);
   idem::check_key(key);
-  auto r = db_.backend()->exec("idem_get", {std::string(scope), std::string(key)});
+  auto r = detail::backend_of(db_)->exec("idem_get", {std::string(scope), std::string(key)});
   if (r.rows.empty()) return std::nullopt;
   auto rec = parse_record(r.rows.front(), true);
   if (rec.expired && !include_expired) return std::nullopt;
@@ -516,7 +516,7 @@ std::vector<idempotency_record> idempotency_store::list(const idempotency_filter
   if (f.scope) idem::check_scope(*f.scope);
   if (f.limit < 1 || f.limit > 100000)
     throw invalid_argument("idempotency list limit " + std::to_string(f.limit) + " must be between 1 and 100000");
-  auto r = db_.backend()->exec(
+  auto r = detail::backend_of(db_)->exec(
       "idem_list", {std::string(f.status ? to_string(*f.status) : ""), f.scope.value_or(std::string()),
                     static_cast<std::int64_t>(f.include_expired ? 1 : 0), static_cast<std::int64_t>(f.limit)});
   std::vector<idempotency_record> out;

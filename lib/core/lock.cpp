@@ -436,7 +436,7 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
     throw invalid_argument("lock_delay " + std::to_string(opts.lock_delay.count()) +
                            " ms is out of range (0 to 24 h)");
   auto& c = *core_;
-  c.db = db.backend();
+  c.db = detail::backend_of(db);
   c.table = &detail::lease_table_for(c.db->kind());
   c.line = &detail::wait_line_for(c.db->kind());
   c.opts = std::move(opts);
@@ -568,7 +568,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
 }
 
 std::vector<lock_info> list_locks(database& db) {
-  auto b = db.backend();
+  auto b = detail::backend_of(db);
   return detail::lease_table_for(b->kind()).list(*b);
 }
 
@@ -685,7 +685,7 @@ void lease::verify_in(transaction_ref tx) const {
     throw lock_lost("lock '" + h_->name + "' (fence " + std::to_string(h_->fence) + ") is no longer held: " +
                     (lost_reason().empty() ? std::string("its lease ran out") : lost_reason()));
   if (tx.kind() != core_->db->kind()) throw invalid_argument("verify_in: the transaction is on another kind of database");
-  if (!core_->table->verify(*tx.backend(), h_->name, core_->owner, h_->fence)) {
+  if (!core_->table->verify(*detail::backend_of(tx), h_->name, core_->owner, h_->fence)) {
     std::vector<lost_lease> lost;
     {
       std::lock_guard l(core_->mu);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/internal.hpp"
 #include "dblock/metrics.hpp"
 
 namespace dblock {

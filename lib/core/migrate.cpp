@@ -192,14 +192,14 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
 }  // namespace
 
 migrate_result database::migrate(const migrate_options& opts) {
-  return run(*b_, embedded_migrations(kind()), "dblock", opts);
+  return run(*impl_->b, embedded_migrations(kind()), "dblock", opts);
 }
 
 migrate_result database::migrate_dir(const std::filesystem::path& dir, const std::string& scope,
                                      const migrate_options& opts) {
   check_scope(scope);
   if (scope == "dblock") throw invalid_argument("migration scope 'dblock' is reserved for dblock's own schema");
-  return run(*b_, folder_migrations(dir, scope, kind()), scope, opts);
+  return run(*impl_->b, folder_migrations(dir, scope, kind()), scope, opts);
 }
 
 }  // namespace dblock

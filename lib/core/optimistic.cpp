@@ -26,7 +26,7 @@ namespace {
 
 using detail::backend;
 
-transaction_ref autocommit(database& db) { return transaction_ref(db.backend()); }
+transaction_ref autocommit(database& db) { return detail::make_transaction_ref(db); }
 
 std::vector<std::string> names_of(const column_values& set) {
   std::vector<std::string> out;
@@ -47,11 +47,11 @@ detail::identifier_slots slots(std::string_view table, std::string_view key_colu
 
 std::optional<versioned_row> read_versioned(transaction_ref tx, const versioned_table& t, const value& key,
                                             const std::vector<std::string>& columns) {
-  backend& b = *tx.backend();
+  backend& b = *detail::backend_of(tx);
   detail::check_column(t.key_column, "key column");
   detail::check_column(t.version_column, "version column");
   detail::check_key(key, "read_versioned");
-  detail::check_columns(columns, 0, {t.version_column}, "read_versioned");
+  detail::check_columns(b.kind(), columns, 0, {t.version_column}, "read_versioned");
   const auto& st = detail::user_statement(b, "versioned_read_" + std::to_string(columns.size()),
                                           slots(t.table, t.key_column, {"version", t.version_column}, columns));
   auto r = b.exec_statement(st, std::vector<value>{key});
@@ -73,12 +73,12 @@ std::optional<versioned_row> read_versioned(database& db, const versioned_table&
 
 update_result update_if_version(transaction_ref tx, const versioned_table& t, const value& key,
                                 std::int64_t expected_version, const column_values& set) {
-  backend& b = *tx.backend();
+  backend& b = *detail::backend_of(tx);
   detail::check_column(t.key_column, "key column");
   detail::check_column(t.version_column, "version column");
   detail::check_key(key, "update_if_version");
   const auto names = names_of(set);
-  detail::check_columns(names, 1, {t.version_column, t.key_column}, "update_if_version");
+  detail::check_columns(b.kind(), names, 1, {t.version_column, t.key_column}, "update_if_version");
   const auto& st = detail::user_statement(b, "versioned_update_" + std::to_string(names.size()),
                                           slots(t.table, t.key_column, {"version", t.version_column}, names));
   std::vector<value> params;
@@ -100,7 +100,7 @@ optimistic_result optimistic_update(database& db, const versioned_table& t, cons
                                     const std::vector<std::string>& columns, const optimistic_fn& fn,
                                     const retry_policy& policy) {
   if (!fn) throw invalid_argument("optimistic_update: no update function");
-  detail::check_columns(columns, 1, {t.version_column, t.key_column}, "optimistic_update");
+  detail::check_columns(db.kind(), columns, 1, {t.version_column, t.key_column}, "optimistic_update");
   if (policy.max_attempts < 1) throw invalid_argument("optimistic_update: retry_policy::max_attempts must be >= 1");
   thread_local std::mt19937_64 rng{std::random_device{}()};
   optimistic_result res;
@@ -141,12 +141,12 @@ optimistic_result optimistic_update(database& db, const versioned_table& t, cons
 
 fenced_result fenced_write(transaction_ref tx, const fenced_table& t, const value& key, std::int64_t token,
                            const column_values& set) {
-  backend& b = *tx.backend();
+  backend& b = *detail::backend_of(tx);
   detail::check_column(t.key_column, "key column");
   detail::check_column(t.fence_column, "fence column");
   detail::check_key(key, "fenced_write");
   const auto names = names_of(set);
-  detail::check_columns(names, 1, {t.fence_column, t.key_column}, "fenced_write");
+  detail::check_columns(b.kind(), names, 1, {t.fence_column, t.key_column}, "fenced_write");
   const auto ids = slots(t.table, t.key_column, {"fence", t.fence_column}, names);
   const auto& st = detail::user_statement(b, "fenced_update_" + std::to_string(names.size()), ids);
   const detail::statement* check =

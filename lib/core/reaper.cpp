@@ -42,8 +42,8 @@ struct reaper::state {
     const std::string async_name = name + "_async";
     const std::span<const detail::value> args(params.begin(), params.size());
     // InnoDB can pick a batch's DELETE as the victim of a deadlock with a live acquire or
-    // release near the expiry boundary (seen by bench/: MySQL error 1213 mid-pass): run it
-    // again a few times, then the pass fails as before.
+    // release near the expiry boundary (MySQL error 1213 mid-pass): run it again a few
+    // times, then the pass fails.
     const detail::result r = detail::retry_conflicts(*conn, [&] {
       return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
     });
@@ -185,7 +185,7 @@ reaper::reaper(database db, reaper_options opts) : s_(std::make_unique<state>(db
   if (!(opts.duty_cycle > 0.0 && opts.duty_cycle <= 1.0))
     throw invalid_argument("reaper duty_cycle " + std::to_string(opts.duty_cycle) + " is out of range (0, 1]");
   s_->opts = std::move(opts);
-  s_->conn = db.backend()->can_reopen() ? db.backend()->reopen() : db.backend();
+  s_->conn = detail::backend_of(db)->can_reopen() ? detail::backend_of(db)->reopen() : detail::backend_of(db);
 }
 
 reaper::~reaper() { stop(); }

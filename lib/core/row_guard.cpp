@@ -120,7 +120,7 @@ row_lock_result mysql_guarded(backend& b, const statement& lock_st, const std::v
 
 row_lock_result lock_row(transaction_ref tx, std::string_view table, std::string_view key_column, const value& key,
                          const row_lock_options& opts) {
-  backend& b = *tx.backend();
+  backend& b = *detail::backend_of(tx);
   detail::check_column(key_column, "key column");
   detail::check_key(key, "lock_row");
   const detail::identifier_slots ids{{"table", std::string(table)}, {"key", std::string(key_column)}};
@@ -163,13 +163,13 @@ row_lock_result lock_row(transaction_ref tx, std::string_view table, std::string
 
 insert_result insert_or_lock(transaction_ref tx, std::string_view table, std::string_view key_column, const value& key,
                              const column_values& columns) {
-  backend& b = *tx.backend();
+  backend& b = *detail::backend_of(tx);
   detail::check_column(key_column, "key column");
   detail::check_key(key, "insert_or_lock");
   std::vector<std::string> names;
   names.reserve(columns.size());
   for (const auto& c : columns) names.push_back(c.column);
-  detail::check_columns(names, 0, {key_column}, "insert_or_lock");
+  detail::check_columns(b.kind(), names, 0, {key_column}, "insert_or_lock");
 
   detail::identifier_slots ids{{"table", std::string(table)}, {"key", std::string(key_column)}};
   for (std::size_t i = 0; i < names.size(); ++i) ids.emplace_back(std::string("c").append(std::to_string(i + 1)), names[i]);

@@ -53,29 +53,37 @@ void check_name(std::string_view name) {
 }
 // SQLite has no session locks; behind a transaction pooler a session advisory lock would
 // stay on a server connection other clients share. Both use a lease lock instead.
-bool lease_backed(database& db) { return db.kind() == dialect::sqlite || db.backend()->pooled(); }
+bool lease_backed(database& db) { return db.kind() == dialect::sqlite || detail::backend_of(db)->pooled(); }
 }  // namespace
+
+struct session_lock::impl {
+  std::string name;
+  std::shared_ptr<detail::backend> conn;  // the connection holding the server lock
+  std::unique_ptr<session> fallback;      // lease-backed: the session and lease standing in
+  std::unique_ptr<lease> held_lease;
+  bool held = false;
+};
 
 std::optional<session_lock> session_lock::try_lock(database& db, std::string_view name,
                                                    const session_lock_options& opts) {
   check_name(name);
-  session_lock l;
-  l.name_ = std::string(name);
+  auto l = std::make_unique<impl>();
+  l->name = std::string(name);
   if (lease_backed(db)) {
     validate_lock_name("dblock:session:" + std::string(name));
     session_options so;
     so.ttl = opts.sqlite_ttl;
-    l.fallback_ = std::make_unique<session>(db, so);
-    auto le = l.fallback_->try_acquire("dblock:session:" + std::string(name));
+    l->fallback = std::make_unique<session>(db, so);
+    auto le = l->fallback->try_acquire("dblock:session:" + std::string(name));
     if (!le) return std::nullopt;
-    l.lease_ = std::make_unique<lease>(std::move(*le));
-    l.held_ = true;
-    return l;
+    l->held_lease = std::make_unique<lease>(std::move(*le));
+    l->held = true;
+    return session_lock(std::move(l));
   }
-  l.conn_ = opts.dedicated_connection && db.backend()->can_reopen() ? db.backend()->reopen() : db.backend();
-  if (!detail::session_try(*l.conn_, name)) return std::nullopt;
-  l.held_ = true;
-  return l;
+  l->conn = opts.dedicated_connection && detail::backend_of(db)->can_reopen() ? detail::backend_of(db)->reopen() : detail::backend_of(db);
+  if (!detail::session_try(*l->conn, name)) return std::nullopt;
+  l->held = true;
+  return session_lock(std::move(l));
 }
 
 session_lock session_lock::lock(database& db, std::string_view name, std::chrono::milliseconds wait,
@@ -83,87 +91,79 @@ session_lock session_lock::lock(database& db, std::string_view name, std::chrono
   check_name(name);
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + wait;
+  auto l = std::make_unique<impl>();
+  l->name = std::string(name);
   if (lease_backed(db)) {
-    session_lock l;
-    l.name_ = std::string(name);
     session_options so;
     so.ttl = opts.sqlite_ttl;
-    l.fallback_ = std::make_unique<session>(db, so);
-    l.lease_ = std::make_unique<lease>(l.fallback_->acquire("dblock:session:" + std::string(name), wait));
-    l.held_ = true;
-    return l;
+    l->fallback = std::make_unique<session>(db, so);
+    l->held_lease = std::make_unique<lease>(l->fallback->acquire("dblock:session:" + std::string(name), wait));
+    l->held = true;
+    return session_lock(std::move(l));
   }
-  session_lock l;
-  l.name_ = std::string(name);
-  l.conn_ = opts.dedicated_connection && db.backend()->can_reopen() ? db.backend()->reopen() : db.backend();
-  if (!detail::session_wait(*l.conn_, name, std::max(std::chrono::milliseconds(0),
+  l->conn = opts.dedicated_connection && detail::backend_of(db)->can_reopen() ? detail::backend_of(db)->reopen() : detail::backend_of(db);
+  if (!detail::session_wait(*l->conn, name, std::max(std::chrono::milliseconds(0),
                                                       std::chrono::duration_cast<std::chrono::milliseconds>(
                                                           deadline - clock::now()))))
     throw timeout_error("session lock '" + std::string(name) + "' is held by another connection; not acquired within " +
                         std::to_string(wait.count()) + " ms");
-  l.held_ = true;
-  return l;
+  l->held = true;
+  return session_lock(std::move(l));
 }
 
-session_lock::session_lock(session_lock&& o) noexcept
-    : conn_(std::move(o.conn_)),
-      name_(std::move(o.name_)),
-      fallback_(std::move(o.fallback_)),
-      lease_(std::move(o.lease_)),
-      held_(o.held_) {
-  o.held_ = false;  // the moved-from object must not unlock in its destructor
-}
+session_lock::session_lock(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+session_lock::session_lock(session_lock&&) noexcept = default;
 
 session_lock& session_lock::operator=(session_lock&& o) noexcept {
   if (this != &o) {
     try {
-      if (held_) unlock();
+      unlock();
     } catch (...) {
     }
-    conn_ = std::move(o.conn_);
-    name_ = std::move(o.name_);
-    fallback_ = std::move(o.fallback_);
-    lease_ = std::move(o.lease_);
-    held_ = o.held_;
-    o.held_ = false;
+    impl_ = std::move(o.impl_);
   }
   return *this;
 }
 
 session_lock::~session_lock() {
   try {
-    if (held_) unlock();
+    unlock();
   } catch (...) {
     // The server frees it when the connection ends.
   }
 }
 
+const std::string& session_lock::name() const noexcept {
+  static const std::string none;
+  return impl_ ? impl_->name : none;
+}
+
 bool session_lock::is_held() {
-  if (!held_) return false;
-  if (lease_) return lease_->is_held();
+  if (!impl_ || !impl_->held) return false;
+  if (impl_->held_lease) return impl_->held_lease->is_held();
   try {
-    return detail::session_held(*conn_, name_);
+    return detail::session_held(*impl_->conn, impl_->name);
   } catch (const connection_error&) {
     return false;
   }
 }
 
 void session_lock::unlock() {
-  if (!held_) return;
-  held_ = false;
-  if (lease_) {
-    auto l = std::move(lease_);
+  if (!impl_ || !impl_->held) return;
+  impl_->held = false;
+  if (impl_->held_lease) {
+    auto l = std::move(impl_->held_lease);
     l->release();
     return;
   }
   bool was_held = false;
   try {
-    was_held = detail::session_release(*conn_, name_);
+    was_held = detail::session_release(*impl_->conn, impl_->name);
   } catch (const connection_error&) {
     was_held = false;
   }
   if (!was_held)
-    throw lock_lost("session lock '" + name_ + "' was no longer held by its connection (the connection was lost)");
+    throw lock_lost("session lock '" + impl_->name + "' was no longer held by its connection (the connection was lost)");
 }
 
 }  // namespace dblock

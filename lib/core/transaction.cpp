@@ -5,15 +5,11 @@
 
 namespace dblock {
 
-transaction_ref::transaction_ref(std::shared_ptr<detail::backend> b) : b_(std::move(b)) {
-  if (!b_) throw invalid_argument("transaction_ref needs a backend");
-}
-dialect transaction_ref::kind() const noexcept { return b_->kind(); }
-std::uint64_t transaction_ref::round_trips() const noexcept { return b_->round_trips(); }
+dialect transaction_ref::kind() const noexcept { return db_.kind(); }
+std::uint64_t transaction_ref::round_trips() const noexcept { return db_.round_trips(); }
 
 void transact(database& db, const std::function<void(transaction_ref)>& fn) {
-  auto b = db.backend();
-  b->in_transaction([&] { fn(transaction_ref(b)); });
+  detail::backend_of(db)->in_transaction([&] { fn(detail::make_transaction_ref(db)); });
 }
 
 }  // namespace dblock

@@ -2,11 +2,11 @@
 #include "core/user_sql.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <mutex>
 #include <tuple>
 
+#include "core/dialect.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
 
@@ -26,13 +26,11 @@ const statement& user_statement(backend& b, std::string_view name, const identif
   return cache.emplace(std::move(k), render_statement(b.kind(), style, name, ids)).first->second;
 }
 
-namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+bool same_column(dialect d, std::string_view a, std::string_view b) noexcept {
+  if (traits_of(d).case_sensitive_columns) return a == b;
+  auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](char x, char y) { return fold(x) == fold(y); });
 }
-}  // namespace
 
 void check_column(std::string_view column, std::string_view what) {
   if (column.find('.') != std::string_view::npos || !is_valid_identifier(column))
@@ -40,7 +38,7 @@ void check_column(std::string_view column, std::string_view what) {
                            "' (expected a column name [A-Za-z_][A-Za-z0-9_]*, at most 63 characters)");
 }
 
-void check_columns(const std::vector<std::string>& columns, std::size_t min_count,
+void check_columns(dialect d, const std::vector<std::string>& columns, std::size_t min_count,
                    const std::vector<std::string_view>& reserved, std::string_view helper) {
   if (columns.size() < min_count || columns.size() > max_columns)
     throw invalid_argument(std::string(helper) + ": " + std::to_string(columns.size()) + " columns given, expected " +
@@ -48,13 +46,12 @@ void check_columns(const std::vector<std::string>& columns, std::size_t min_coun
                            " (write a statement of your own for wider rows)");
   for (std::size_t i = 0; i < columns.size(); ++i) {
     check_column(columns[i], "column name");
-    const auto li = lower(columns[i]);
     for (auto r : reserved)
-      if (li == lower(r))
+      if (same_column(d, columns[i], r))
         throw invalid_argument(std::string(helper) + ": column '" + columns[i] +
                                "' is the key, version or fence column; dblock sets that one itself");
     for (std::size_t j = 0; j < i; ++j)
-      if (li == lower(columns[j]))
+      if (same_column(d, columns[i], columns[j]))
         throw invalid_argument(std::string(helper) + ": column '" + columns[i] + "' is named twice");
   }
 }

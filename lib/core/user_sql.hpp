@@ -23,9 +23,13 @@ using identifier_slots = std::vector<std::pair<std::string, std::string>>;
 
 // A column name: a plain identifier (no schema prefix). Throws invalid_argument naming `what`.
 void check_column(std::string_view column, std::string_view what);
-// 1..4 (min_count..4) distinct columns, none equal to a reserved one (key, version, fence),
-// compared case-insensitively. Throws invalid_argument naming the problem.
-void check_columns(const std::vector<std::string>& columns, std::size_t min_count,
+// True when a and b name the same column in dialect d. dblock quotes every identifier:
+// quoted PostgreSQL names are case-sensitive; MySQL/MariaDB column names and SQLite
+// names are not (ASCII case folding; identifiers are ASCII).
+[[nodiscard]] bool same_column(dialect d, std::string_view a, std::string_view b) noexcept;
+// 1..4 (min_count..4) distinct columns, none the same as a reserved one (key, version,
+// fence), compared by same_column(d). Throws invalid_argument naming the problem.
+void check_columns(dialect d, const std::vector<std::string>& columns, std::size_t min_count,
                    const std::vector<std::string_view>& reserved, std::string_view helper);
 // Throws invalid_argument when the key is NULL.
 void check_key(const value& key, std::string_view helper);

@@ -1,5 +1,5 @@
-// lib/core/util.cpp — durations, identifier validation/quoting (dblock/util.hpp) and
-// the OpenSSL helpers of crypto.hpp.
+// lib/core/util.cpp — identifier validation (dblock/util.hpp) and quoting
+// (core/catalog.hpp), and the OpenSSL helpers of crypto.hpp.
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -8,30 +8,11 @@
 #include <cstring>
 
 #include "core/crypto.hpp"
+#include "core/catalog.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
 
 namespace dblock {
-
-std::chrono::milliseconds parse_duration(std::string_view text) {
-  auto fail = [&]() -> std::chrono::milliseconds {
-    throw invalid_argument("invalid duration '" + std::string(text) +
-                           "' (expected e.g. 250ms, 30s, 5m, 1h; a bare number is seconds)");
-  };
-  if (text.empty()) return fail();
-  double v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || p == text.data() || !std::isfinite(v) || v < 0) return fail();  // from_chars takes "nan", "inf"
-  std::string_view unit(p, text.data() + text.size() - p);
-  double ms = 0;
-  if (unit.empty() || unit == "s") ms = v * 1000;
-  else if (unit == "ms") ms = v;
-  else if (unit == "m") ms = v * 60'000;
-  else if (unit == "h") ms = v * 3'600'000;
-  else return fail();
-  if (ms > 1e12) return fail();
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms + 0.5));
-}
 
 namespace {
 bool is_plain_identifier(std::string_view s) noexcept {

@@ -23,6 +23,8 @@ DBLOCK_BUILD_PACKAGES=(
     libgtest-dev libbenchmark-dev gnuplot-nox  # tests, bench/ and its plots
     procps                         # pgrep/ps, used by tests that kill processes
     faketime                       # tests/faults: a worker whose wall clock jumps (libfaketime)
+    dpkg-dev file                  # cpack -G DEB: dpkg-shlibdeps computes Depends (CPack runs file)
+    groff-base man-db              # the man page, checked by the dblock_deb test
 )
 # iproute2 gives `ss`, which scripts/servers uses to pick free ports (a bare image lacks it).
 # pgbouncer: the transaction pooler that the pooler-mode tests run through.

@@ -215,7 +215,7 @@ TEST_F(Cli, ReapOnceRemovesOnlyExpiredRowsAndRefusesBadOptions) {
   const std::string url = "sqlite:" + (cwd() / "reap.db").string();
   ASSERT_EQ(dblock({"--url", url, "migrate"}).exit_code, 0);
   auto db = dblock::open(url);
-  db.backend()->raw().run_script(
+  detail::backend_of(db)->raw().run_script(
       "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) VALUES"
       " ('old-1', 'o', 1, 1, 0, 1000, ''), ('old-2', 'o', 1, 2, 0, 1000, ''),"
       " ('live', 'o', 1, 3, 0, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 3600000, '')");

@@ -86,13 +86,13 @@ const std::filesystem::path& conformance::temp_path() {
 }
 
 detail::result conformance::raw_query(database& db, std::string_view sql, std::vector<detail::value> params) {
-  auto& drv = db.backend()->raw();
+  auto& drv = detail::backend_of(db)->raw();
   // The statement's name keys the MySQL driver's prepared-statement cache: use the text.
   auto st = detail::rewrite_placeholders("test: " + std::string(sql), sql, drv.style());
   return drv.run(st, params);
 }
 
-void conformance::raw_exec(database& db, std::string_view sql) { db.backend()->raw().run_script(sql); }
+void conformance::raw_exec(database& db, std::string_view sql) { detail::backend_of(db)->raw().run_script(sql); }
 
 std::int64_t conformance::query_int(database& db, std::string_view sql, std::vector<detail::value> params) {
   auto r = raw_query(db, sql, std::move(params));

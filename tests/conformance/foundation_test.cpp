@@ -299,8 +299,8 @@ TEST_P(FoundationConformance, KilledConnectionIsRetryableConnectionError) {
     const auto t = unique_name("busy");
     raw_exec(victim, "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY)");
     const std::string insert = "INSERT INTO " + t + " (id) VALUES ($1)";
-    victim.backend()->set_busy_timeout(std::chrono::milliseconds(50));
-    holder.backend()->in_transaction([&] {  // BEGIN IMMEDIATE: holder has the write lock
+    detail::backend_of(victim)->set_busy_timeout(std::chrono::milliseconds(50));
+    detail::backend_of(holder)->in_transaction([&] {  // BEGIN IMMEDIATE: holder has the write lock
       raw_query(holder, insert, {std::int64_t{1}});
       const auto start = std::chrono::steady_clock::now();
       try {
@@ -317,7 +317,7 @@ TEST_P(FoundationConformance, KilledConnectionIsRetryableConnectionError) {
       EXPECT_GE(waited, std::chrono::milliseconds(40)) << "failed before the busy timeout";
       EXPECT_LT(waited, std::chrono::seconds(5)) << "the 50 ms busy timeout was not applied";
     });
-    EXPECT_FALSE(victim.backend()->raw().in_transaction());
+    EXPECT_FALSE(detail::backend_of(victim)->raw().in_transaction());
     EXPECT_NO_THROW(raw_query(victim, insert, {std::int64_t{2}})) << "the retry after the lock was released failed";
     EXPECT_EQ(query_int(holder, "SELECT COUNT(*) FROM " + t), 2);
     return;
@@ -356,7 +356,7 @@ TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
     bool committed = false;
     bool ran = false;
     try {
-      victim.backend()->in_transaction([&] {
+      detail::backend_of(victim)->in_transaction([&] {
         raw_query(victim, insert_child, {std::int64_t{1}, std::int64_t{42}});  // no parent 42: checked at COMMIT
         ran = true;
       });
@@ -368,16 +368,16 @@ TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
     }
     EXPECT_TRUE(ran) << "the INSERT itself failed: the constraint was not deferred to COMMIT";
     EXPECT_FALSE(committed) << "a COMMIT that failed returned normally";
-    EXPECT_FALSE(victim.backend()->raw().in_transaction());
+    EXPECT_FALSE(detail::backend_of(victim)->raw().in_transaction());
 
     // Another connection sees no row and can write at once: the failed transaction is gone.
     auto checker = open_unmigrated();
-    checker.backend()->set_busy_timeout(std::chrono::milliseconds(200));
+    detail::backend_of(checker)->set_busy_timeout(std::chrono::milliseconds(200));
     EXPECT_EQ(query_int(checker, "SELECT COUNT(*) FROM " + child), 0) << "the row of the failed commit is there";
     EXPECT_NO_THROW(raw_query(checker, "INSERT INTO " + parent + " (id) VALUES ($1)", {std::int64_t{42}}))
         << "the failed transaction still holds the write lock";
     // The victim's connection works for the next transaction.
-    EXPECT_NO_THROW(victim.backend()->in_transaction(
+    EXPECT_NO_THROW(detail::backend_of(victim)->in_transaction(
         [&] { raw_query(victim, insert_child, {std::int64_t{1}, std::int64_t{42}}); }));
     EXPECT_EQ(query_int(checker, "SELECT COUNT(*) FROM " + child), 1);
     return;
@@ -387,7 +387,7 @@ TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
   raw_exec(victim, "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY)");
   bool committed = false;
   try {
-    victim.backend()->in_transaction([&] {
+    detail::backend_of(victim)->in_transaction([&] {
       raw_query(victim, "INSERT INTO " + t + " (id) VALUES ($1)", {std::int64_t{1}});
       kill_connection(victim);
     });
@@ -400,7 +400,7 @@ TEST_P(FoundationConformance, CommitOnKilledConnectionThrows) {
     ADD_FAILURE() << "classified as " << to_string(e.kind()) << ": " << e.what();
   }
   EXPECT_FALSE(committed) << "COMMIT on a killed connection returned normally";
-  EXPECT_FALSE(victim.backend()->raw().in_transaction());
+  EXPECT_FALSE(detail::backend_of(victim)->raw().in_transaction());
 
   auto checker = open_unmigrated();
   EXPECT_EQ(query_int(checker, "SELECT COUNT(*) FROM " + t), 0) << "the row of the lost transaction is there";
@@ -434,7 +434,7 @@ TEST_P(FoundationConformance, RoundTripCounter) {
   EXPECT_EQ(round_trips_of(fresh_conn, [&] { (void)fresh_conn.migrate(); }), prepares ? 8u : 4u);
 
   // A transaction is BEGIN + statements + COMMIT.
-  EXPECT_EQ(round_trips_of(db, [&] { db.backend()->in_transaction([&] { db.ping(); }); }), 3u);
+  EXPECT_EQ(round_trips_of(db, [&] { detail::backend_of(db)->in_transaction([&] { db.ping(); }); }), 3u);
 }
 
 // attach(): dblock works on the connection the user already holds.
@@ -446,7 +446,7 @@ TEST_P(FoundationConformance, AttachUsersOwnConnection) {
     EXPECT_EQ(db.kind(), kind());
     EXPECT_EQ(db.client(), client());
     EXPECT_TRUE(contains(db.describe(), "attached")) << db.describe();
-    EXPECT_FALSE(db.backend()->can_reopen());
+    EXPECT_FALSE(detail::backend_of(db)->can_reopen());
     auto res = db.migrate();
     EXPECT_EQ(res.applied.size(), n);
     EXPECT_NO_THROW(db.ping());
@@ -562,7 +562,7 @@ TEST(SqliteOpen, WalSwitchWaitsForAnotherWriterUpToTheConnectTimeout) {
   ASSERT_EQ(sq::sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
   auto db = open("sqlite://" + path, quick);
   EXPECT_FALSE(db.migrate().applied.empty());
-  auto& drv = db.backend()->raw();
+  auto& drv = detail::backend_of(db)->raw();
   auto rows = drv.run(detail::rewrite_placeholders("count", "SELECT COUNT(*) FROM t", drv.style()), {}).rows;
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], std::optional<std::string>("1"));
@@ -575,7 +575,7 @@ TEST(SqliteOpen, WalSwitchWaitsForAnotherWriterUpToTheConnectTimeout) {
 TEST(SqliteStatementCache, ReusedStatementsRebindFollowSchemaChangesAndRecoverAfterFailure) {
   temp_dir dir("dblock-stcache");
   auto db = open("sqlite://" + (dir / "cache.db").string());
-  auto& drv = db.backend()->raw();
+  auto& drv = detail::backend_of(db)->raw();
   auto st = [&](const char* name, const char* sql) { return detail::rewrite_placeholders(name, sql, drv.style()); };
   const auto ins = st("ins", "INSERT INTO t (k, n, s) VALUES ($1, $2, $3)");
   const auto sel = st("sel", "SELECT * FROM t WHERE k = $1");
@@ -619,8 +619,8 @@ TEST(SqliteStatementCache, BusyIsLockNotAvailableAndTheStatementRecovers) {
   const std::string path = (dir / "busy.db").string();
   auto db = open("sqlite://" + path);
   db.migrate();
-  db.backend()->set_busy_timeout(std::chrono::milliseconds(0));
-  auto& drv = db.backend()->raw();
+  detail::backend_of(db)->set_busy_timeout(std::chrono::milliseconds(0));
+  auto& drv = detail::backend_of(db)->raw();
   const auto& acq = detail::get_statement(dialect::sqlite, drv.style(), "lock_acquire");
   const std::vector<detail::value> p{std::string("busy"), std::string("me"), std::int64_t{60000}, std::string("h"),
                                     std::int64_t{0}, std::numeric_limits<std::int64_t>::max()};
@@ -683,7 +683,7 @@ TEST(SqliteStatementCache, AttachedSessionsReadAll64BitsAndKeepNoStatement) {
     auto rec = store.get("scope", "key");
     ASSERT_TRUE(rec);
     EXPECT_GT(rec->created_at_ms, std::int64_t{1} << 40) << "created_at_ms was truncated";
-    auto& drv = db.backend()->raw();
+    auto& drv = detail::backend_of(db)->raw();
     const std::int64_t big = (std::int64_t{1} << 40) + 7;
     drv.run_script("CREATE TABLE t (n INTEGER)");
     using detail::value;

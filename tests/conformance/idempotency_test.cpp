@@ -217,14 +217,14 @@ TEST_P(IdempotencyConformance, RoundTripsPerOperation) {
   std::uint64_t inside = 0;
   transact(db, [&](transaction_ref tx) {
     const auto before = tx.round_trips();
-    auto ro = s.run_once(tx, scope, "ro", fp, [](transaction_ref&) { return idempotent_response{200, "ro"}; });
+    auto ro = s.run_once(tx, scope, "ro", fp, [](transaction_ref) { return idempotent_response{200, "ro"}; });
     inside = tx.round_trips() - before;
     EXPECT_EQ(ro.outcome, idempotency_outcome::started);
   });
   EXPECT_EQ(inside, 2u) << "run_once that runs fn";
   transact(db, [&](transaction_ref tx) {
     const auto before = tx.round_trips();
-    auto ro = s.run_once(tx, scope, "ro", fp, [](transaction_ref&) { return idempotent_response{500, "no"}; });
+    auto ro = s.run_once(tx, scope, "ro", fp, [](transaction_ref) { return idempotent_response{500, "no"}; });
     inside = tx.round_trips() - before;
     EXPECT_EQ(ro.outcome, idempotency_outcome::replay);
   });
@@ -363,7 +363,7 @@ TEST_P(IdempotencyConformance, MismatchOnEveryPath) {
   // 6. run_once's claim checks it too, and fn does not run.
   int ran = 0;
   transact(db, [&](transaction_ref tx) {
-    auto r = s.run_once(tx, scope, "live", fp2, [&](transaction_ref&) {
+    auto r = s.run_once(tx, scope, "live", fp2, [&](transaction_ref) {
       ++ran;
       return idempotent_response{200, "x"};
     });
@@ -630,7 +630,7 @@ TEST_P(IdempotencyConformance, RunOnceCommitsRecordWithBusinessRowAndRollbackLea
   const auto fp = fingerprint("order 42");
   int ran = 0;
   auto body = [&](const std::string& k) {
-    return [&, k](transaction_ref&) {
+    return [&, k](transaction_ref) {
       ++ran;
       raw_query(db, "INSERT INTO " + table + " (k, v) VALUES ($1, $2)", {k, std::int64_t{42}});
       return idempotent_response{201, "order " + k};
@@ -653,7 +653,7 @@ TEST_P(IdempotencyConformance, RunOnceCommitsRecordWithBusinessRowAndRollbackLea
   // fn throws: propagates, and the caller's rollback leaves nothing either.
   EXPECT_THROW(transact(db,
                         [&](transaction_ref tx) {
-                          (void)s.run_once(tx, scope, "o1", fp, [&](transaction_ref&) -> idempotent_response {
+                          (void)s.run_once(tx, scope, "o1", fp, [&](transaction_ref) -> idempotent_response {
                             ++ran;
                             throw std::runtime_error("fn failed");
                           });
@@ -690,7 +690,7 @@ TEST_P(IdempotencyConformance, RunOnceCommitsRecordWithBusinessRowAndRollbackLea
 
   // Outside a transaction run_once refuses (it could not be atomic).
   auto bare = open();
-  EXPECT_THROW((void)s.run_once(transaction_ref(bare.backend()), scope, "o2", fp, body("o2")), invalid_argument);
+  EXPECT_THROW((void)s.run_once(detail::make_transaction_ref(bare), scope, "o2", fp, body("o2")), invalid_argument);
   EXPECT_EQ(record_count(db, scope), 1);
 }
 
@@ -705,7 +705,7 @@ TEST_P(IdempotencyConformance, RunOnceSeesAnAttemptStartedWithBeginAsInProgress)
   idempotency_store o(other);
   int ran = 0;
   transact(other, [&](transaction_ref tx) {
-    auto r = o.run_once(tx, scope, "k", fp, [&](transaction_ref&) {
+    auto r = o.run_once(tx, scope, "k", fp, [&](transaction_ref) {
       ++ran;
       return idempotent_response{};
     });
@@ -728,7 +728,7 @@ TEST_P(IdempotencyConformance, RunOnceConcurrentDuplicateWaitsForTheCommitThenRe
   std::latch claimed(1), b_calling(1);
   std::thread a([&] {
     transact(db_a, [&](transaction_ref tx) {
-      auto r = sa.run_once(tx, scope, "o7", fp, [&](transaction_ref&) {
+      auto r = sa.run_once(tx, scope, "o7", fp, [&](transaction_ref) {
         ++ran;
         claimed.count_down();
         b_calling.wait();
@@ -743,7 +743,7 @@ TEST_P(IdempotencyConformance, RunOnceConcurrentDuplicateWaitsForTheCommitThenRe
   b_calling.count_down();
   std::optional<run_once_result> got;
   transact(db_b, [&](transaction_ref tx) {
-    got = sb.run_once(tx, scope, "o7", fp, [&](transaction_ref&) {
+    got = sb.run_once(tx, scope, "o7", fp, [&](transaction_ref) {
       ++ran;
       return idempotent_response{500, "from B"};
     });
@@ -775,7 +775,7 @@ TEST_P(IdempotencyConformance, RunOnceKilledBeforeCommitRecordsNothingAndTheRetr
   int ran = 0;
   for (int i = 0; i < 2; ++i) {
     transact(db, [&](transaction_ref tx) {
-      auto r = s.run_once(tx, scope, "o9", fingerprint("o9 request"), [&](transaction_ref&) {
+      auto r = s.run_once(tx, scope, "o9", fingerprint("o9 request"), [&](transaction_ref) {
         ++ran;
         raw_query(db, "INSERT INTO " + table + " (k, v) VALUES ($1, $2)", {std::string("o9"), std::int64_t{9}});
         return idempotent_response{201, "o9"};
@@ -865,7 +865,7 @@ TEST_P(IdempotencyConformance, RunOnceInsideTheCallersOwnTransaction) {
   int ran = 0;
   auto attempt = [&](bool commit) {
     begin_tx();
-    auto r = s.run_once(ref(), scope, "k", fp, [&](transaction_ref&) {
+    auto r = s.run_once(ref(), scope, "k", fp, [&](transaction_ref) {
       ++ran;
       exec(insert);
       return idempotent_response{200, "p"};
@@ -932,7 +932,7 @@ TEST_P(IdempotencyConformance, BadInputIsRefusedAndNothingIsWritten) {
   refused(
       [&] {
         transact(db, [&](transaction_ref tx) {
-          (void)s.run_once(tx, scope, "", fp, [&](transaction_ref&) {
+          (void)s.run_once(tx, scope, "", fp, [&](transaction_ref) {
             ++ran;
             return idempotent_response{};
           });
@@ -1137,7 +1137,7 @@ TEST(IdempotencyChild, DISABLED_Worker) {
     auto db = dblock::open(url);
     idempotency_store s(db);
     transact(db, [&](transaction_ref tx) {
-      (void)s.run_once(tx, scope, key, fingerprint(key + " request"), [&](transaction_ref&) {
+      (void)s.run_once(tx, scope, key, fingerprint(key + " request"), [&](transaction_ref) {
         sql_access::raw_query(db, "INSERT INTO " + table + " (k, v) VALUES ($1, $2)", {key, std::int64_t{1}});
         append_line(out, "in fn");
         ::raise(SIGKILL);  // dies before COMMIT

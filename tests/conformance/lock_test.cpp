@@ -769,7 +769,7 @@ TEST_P(LockConformance, ANameReleasedHereButTakenMeanwhileIsTakenOverOrRefused) 
 // owner (left unchanged), takeover of an expired row, and of one's own expired row.
 TEST_P(LockConformance, AcquireStatementReportsTheRowItLeft) {
   auto db = open();
-  auto& b = *db.backend();
+  auto& b = *detail::backend_of(db);
   const auto name = unique_name("outcome");
   const std::string a(32, 'a'), o(32, 'b');  // owner tokens are 32 hex characters
   const std::int64_t ttl = 60000;

@@ -66,7 +66,7 @@ class PoolerConformance : public ::testing::TestWithParam<pooled_client> {
 TEST_P(PoolerConformance, LeaseLocksBetweenTwoSessions) {
   auto db1 = open_pooled();
   db1.migrate();
-  ASSERT_TRUE(db1.backend()->pooled());
+  ASSERT_TRUE(detail::backend_of(db1)->pooled());
   auto db2 = open_pooled();
   session_options so;
   so.ttl = 5s;

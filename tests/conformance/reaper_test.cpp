@@ -303,7 +303,7 @@ TEST_P(ReaperConformance, KeepsRunningThroughADatabaseServerRestart) {
     // SQLite has no server: its outage is another connection holding the database
     // exclusively for a while (every reaper statement then fails with SQLITE_BUSY).
     auto blocker = open();
-    blocker.backend()->set_busy_timeout(5000ms);
+    detail::backend_of(blocker)->set_busy_timeout(5000ms);
     // (The reaper's statements wait on SQLite's busy timeout rather than fail.)
     transact(blocker, [&](transaction_ref) {
       raw_exec(blocker, "DELETE FROM dblock_locks WHERE name = 'nothing'");

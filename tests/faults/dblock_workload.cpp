@@ -304,7 +304,7 @@ class worker_thread {
       if (unsafe_release) {
         // Planted bug: delete the lock row by name only, whoever holds it now.
         transact(*db_, [&](transaction_ref tx) {
-          sql(tx.backend(), "DELETE FROM dblock_locks WHERE name = $1", {name});
+          sql(detail::backend_of(tx), "DELETE FROM dblock_locks WHERE name = $1", {name});
         });
         h_.append(ev(rop, "release", "ok"));
         try {
@@ -356,7 +356,7 @@ class worker_thread {
     bool accepted = false;
     try {
       transact(*db_, [&](transaction_ref tx) {
-        const auto& b = tx.backend();
+        const auto& b = detail::backend_of(tx);
         if (mode == "verified") {
           l.verify_in(tx);  // throws lock_lost unless still ours, unexpired, same fence
           sql(b, "UPDATE fw_resource SET value = $1, fence = $2 WHERE id = $3", {id, fence, res});
@@ -432,7 +432,7 @@ class worker_thread {
           if (uniform() < cfg_.pause_prob) sleep_ms(cfg_.idem_lease_ms * 8 / 5);
           // Planted bug: the side effect commits on its own, apart from the record.
           transact(*db_, [&](transaction_ref tx) {
-            sql(tx.backend(), "INSERT INTO idem_charges (idem_key, charge_id, op) VALUES ($1, $2, $3)", {key, id, id});
+            sql(detail::backend_of(tx), "INSERT INTO idem_charges (idem_key, charge_id, op) VALUES ($1, $2, $3)", {key, id, id});
           });
           (void)store_->complete(r.attempt, {201, id});
           body = id;
@@ -442,8 +442,8 @@ class worker_thread {
       } else {
         run_once_result r;
         transact(*db_, [&](transaction_ref tx) {
-          r = store_->run_once(tx, "charges", key, fp, [&](transaction_ref& t2) {
-            sql(t2.backend(), "INSERT INTO idem_charges (idem_key, charge_id, op) VALUES ($1, $2, $3)", {key, id, id});
+          r = store_->run_once(tx, "charges", key, fp, [&](transaction_ref t2) {
+            sql(detail::backend_of(t2), "INSERT INTO idem_charges (idem_key, charge_id, op) VALUES ($1, $2, $3)", {key, id, id});
             return idempotent_response{201, id};
           });
         });
@@ -651,7 +651,7 @@ class driver {
     const bool pg = dialect_ == dialect::postgresql, my = dialect_ == dialect::mysql;
     const std::string serial = pg ? "bigserial PRIMARY KEY" : my ? "BIGINT AUTO_INCREMENT PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT";
     const std::string text = my ? "VARCHAR(200)" : "TEXT";
-    auto& b = db.backend();
+    auto& b = detail::backend_of(db);
     b->run_script("CREATE TABLE fw_resource (id BIGINT PRIMARY KEY, value " + text +
                   " NOT NULL, fence BIGINT NOT NULL)");
     b->run_script("CREATE TABLE fw_log (seq " + serial + ", resource BIGINT NOT NULL, fence BIGINT NOT NULL, op " +
@@ -684,7 +684,7 @@ class driver {
   json read_final_state() {
     json fin;
     auto db = open_retrying();
-    auto b = db.backend();
+    auto b = detail::backend_of(db);
     auto rows = [&](const std::string& q) { return sql(b, q).rows; };
     json log = json::array(), res = json::array(), charges = json::array();
     for (auto& r : rows("SELECT seq, resource, fence, op, kind FROM fw_log ORDER BY seq"))
@@ -1001,7 +1001,7 @@ class driver {
     if (dialect_ == dialect::sqlite) throw std::runtime_error("connkill: SQLite has no server connections");
     try {
       auto db = open_retrying(10s);
-      auto b = db.backend();
+      auto b = detail::backend_of(db);
       std::vector<std::int64_t> ids;
       if (dialect_ == dialect::postgresql) {
         for (auto& r : sql(b, "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> "

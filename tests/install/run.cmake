@@ -2,8 +2,10 @@
 #   0. with SOURCE_DIR and BACKENDS (a list of pqxx, mysql, soci): configure and build a
 #      dblock with only those backends into WORK_DIR/build first, and install that
 #   1. cmake --install BUILD_DIR --prefix WORK_DIR/prefix
-#   2. the headers, libraries, the dblock command, the CMake package and dblock.pc are there;
-#      with BACKENDS, nothing installed names a client library that was left out
+#   2. the headers, libraries, the dblock command, the CMake package, dblock.pc and the man
+#      page are there; no installed header names detail:: or the backend
+#      (common.cmake); with BACKENDS, nothing installed names a client library that
+#      was left out
 #   3. configure + build tests/install/consumer against that prefix only, and run it on
 #      CONSUMER_URL (default: an SQLite file); with MISSING_URL, open() of it must be
 #      refused naming the backend left out
@@ -14,19 +16,8 @@ cmake_minimum_required(VERSION 3.20)
 if(DEFINED SOURCE_DIR)
   set(BUILD_DIR ${WORK_DIR}/build)
 endif()
-foreach(v BUILD_DIR CONSUMER_SOURCE WORK_DIR EXPECTED_VERSION CMAKE_COMMAND_PATH)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run.cmake needs -D${v}=...")
-  endif()
-endforeach()
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(run_out "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+dblock_require_inputs(BUILD_DIR CONSUMER_SOURCE WORK_DIR EXPECTED_VERSION CMAKE_COMMAND_PATH)
 
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -53,11 +44,13 @@ endif()
 run("cmake --install" ${CMAKE_COMMAND_PATH} --install ${BUILD_DIR} --prefix ${prefix})
 
 # 2. what must be installed
-foreach(f include/dblock/dblock.hpp include/dblock/version.hpp include/dblock/errors.hpp bin/dblock)
+foreach(f include/dblock/dblock.hpp include/dblock/version.hpp include/dblock/errors.hpp bin/dblock
+          share/man/man1/dblock.1)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+dblock_check_public_headers(${prefix}/include)
 file(GLOB_RECURSE config_files ${prefix}/*/dblockConfig.cmake)
 file(GLOB_RECURSE pc_files ${prefix}/*/pkgconfig/dblock.pc)
 if(NOT config_files)

@@ -77,7 +77,7 @@ inline std::string create_database(const std::string& server_url, dialect d) {
     pqxx::nontransaction(c).exec("CREATE DATABASE " + name);
   } else if (d == dialect::mysql) {
     auto db = dblock::open(server_url);
-    db.backend()->run_script("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4");
+    detail::backend_of(db)->run_script("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4");
   } else {
     throw std::invalid_argument("create_database: SQLite databases are files");
   }
@@ -92,7 +92,7 @@ inline void drop_database(const std::string& server_url, dialect d, const std::s
       pqxx::nontransaction(c).exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     } else if (d == dialect::mysql) {
       auto db = dblock::open(server_url);
-      db.backend()->run_script("DROP DATABASE IF EXISTS `" + name + "`");
+      detail::backend_of(db)->run_script("DROP DATABASE IF EXISTS `" + name + "`");
     }
   } catch (...) {
     // A leftover dblock_t_* database on a throwaway server is harmless.

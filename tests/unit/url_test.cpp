@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "cli/args.hpp"
 #include "core/backend.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/open.hpp"
@@ -153,7 +154,7 @@ TEST(Url, SqliteForms) {
   EXPECT_EQ(opts.options.at("timeout"), "5");
   auto spaced = parse_url("sqlite:my%20file.db");
   EXPECT_EQ(spaced.database, "my file.db");
-  EXPECT_EQ(parse_url(default_url).database, "dblock.db");
+  EXPECT_EQ(parse_url(dblock::cli::default_url).database, "dblock.db");
 
   refused("sqlite:", {"missing database file path"});
   refused("sqlite:///", {"missing database file path"});

@@ -1,9 +1,12 @@
-// tests/unit/util_test.cpp — durations, identifier validation and quoting
-// (dblock/util.hpp), and the OpenSSL helpers (core/crypto.hpp).
+// tests/unit/util_test.cpp — the command's durations (cli/args.hpp), identifier
+// validation (dblock/util.hpp) and quoting (core/catalog.hpp), and the OpenSSL helpers
+// (core/crypto.hpp).
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "cli/args.hpp"
+#include "core/catalog.hpp"
 #include "core/crypto.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
@@ -11,6 +14,7 @@
 namespace dblock {
 namespace {
 
+using cli::parse_duration;
 using std::chrono::milliseconds;
 
 bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }

@@ -228,19 +228,19 @@ database open_mysql(std::string_view url, const open_options& opts) {
   if (u.kind != dialect::mysql || u.client != client_library::mysql)
     throw invalid_argument("open_mysql needs a mysql:// URL, got scheme '" + u.scheme + "'");
   auto first = detail::mysql_backend::connect(u, opts);
-  return database(std::make_shared<detail::backend>(
+  return detail::make_database(std::make_shared<detail::backend>(
       std::move(first), [u](const open_options& o) { return detail::mysql_backend::connect(u, o); }, opts));
 }
 
 database attach(sql::Connection* conn) {
   if (!conn) throw invalid_argument("attach(sql::Connection*): null connection");
-  return database(std::make_shared<detail::backend>(
+  return detail::make_database(std::make_shared<detail::backend>(
       std::make_unique<detail::mysql_backend::mysql_driver>(nullptr, conn, "attached Connector/C++ connection")));
 }
 
 transaction_ref within(sql::Connection* conn) {
   if (!conn) throw invalid_argument("within(sql::Connection*): null connection");
-  return transaction_ref(std::make_shared<detail::backend>(std::make_unique<detail::mysql_backend::mysql_driver>(
+  return detail::make_transaction_ref(std::make_shared<detail::backend>(std::make_unique<detail::mysql_backend::mysql_driver>(
       nullptr, conn, "caller's Connector/C++ transaction", true)));
 }
 

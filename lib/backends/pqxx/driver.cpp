@@ -258,17 +258,17 @@ database open_pqxx(std::string_view url, const open_options& opts) {
   if (u.kind != dialect::postgresql || (u.client != client_library::pqxx))
     throw invalid_argument("open_pqxx needs a postgresql:// URL, got scheme '" + u.scheme + "'");
   auto first = detail::pqxx_backend::connect(u, opts);
-  return database(std::make_shared<detail::backend>(
+  return detail::make_database(std::make_shared<detail::backend>(
       std::move(first), [u](const open_options& o) { return detail::pqxx_backend::connect(u, o); }, opts));
 }
 
 database attach(pqxx::connection& conn) {
-  return database(std::make_shared<detail::backend>(
+  return detail::make_database(std::make_shared<detail::backend>(
       std::make_unique<detail::pqxx_backend::pqxx_driver>(nullptr, &conn, "attached pqxx connection")));
 }
 
 transaction_ref within(pqxx::transaction_base& tx) {
-  return transaction_ref(
+  return detail::make_transaction_ref(
       std::make_shared<detail::backend>(std::make_unique<detail::pqxx_backend::pqxx_driver>(tx)));
 }
 

@@ -480,7 +480,7 @@ database open_soci(std::string_view url, const open_options& opts) {
     throw invalid_argument("open_soci needs a sqlite:, soci+postgresql:// or soci+mysql:// URL, got scheme '" +
                            u.scheme + "'");
   auto first = detail::soci_backend::connect(u, opts);
-  return database(std::make_shared<detail::backend>(
+  return detail::make_database(std::make_shared<detail::backend>(
       std::move(first), [u](const open_options& o) { return detail::soci_backend::connect(u, o); }, opts));
 }
 
@@ -495,12 +495,12 @@ dialect dialect_of(soci::session& sess) {
 }  // namespace
 
 database attach(soci::session& sess) {
-  return database(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
+  return detail::make_database(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
       nullptr, &sess, dialect_of(sess), "attached SOCI " + sess.get_backend_name() + " session")));
 }
 
 transaction_ref within(soci::session& sess) {
-  return transaction_ref(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
+  return detail::make_transaction_ref(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
       nullptr, &sess, dialect_of(sess), "caller's SOCI " + sess.get_backend_name() + " transaction", true)));
 }
 

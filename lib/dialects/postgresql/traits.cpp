@@ -11,7 +11,8 @@ const dialect_traits& postgresql_traits() noexcept {
                                 .async_commit = true,
                                 .session_locks = true,
                                 .single_writer = false,
-                                .network = true};
+                                .network = true,
+                                .case_sensitive_columns = true};
   return t;
 }
 
