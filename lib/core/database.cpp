@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <random>
 #include <thread>
 #include <utility>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
 #include "core/crypto.hpp"
+#include "core/text.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
 
@@ -205,18 +206,13 @@ constexpr std::string_view migration_lock_name = "dblock:migrate";
 }
 
 bool backend::migration_lock_in_transaction(std::chrono::steady_clock::time_point deadline) {
-  using clock = std::chrono::steady_clock;
   const value key = sha256_int64(migration_lock_name);
-  std::mt19937 rng(std::random_device{}());
-  for (int attempt = 0;; ++attempt) {
+  // Full jitter, 5 ms doubling to 200 ms, as session_wait.
+  backoff bo({.initial = std::chrono::milliseconds(5), .max = std::chrono::milliseconds(200)});
+  for (;;) {
     auto r = exec("migration_lock_xact", {key});
     if (!r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1") return true;
-    const auto now = clock::now();
-    if (now >= deadline) return false;
-    // Full jitter, 5 ms doubling to 200 ms, as session_wait.
-    const int cap = std::min(200, 5 << std::min(attempt, 6));
-    auto sleep = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng));
-    std::this_thread::sleep_for(std::min<clock::duration>(sleep, deadline - now));
+    if (!sleep_before(bo, deadline)) return false;
   }
 }
 
@@ -249,7 +245,7 @@ std::vector<migration_info> backend::applied(const std::string& scope) {
   for (auto& row : exec("history_list", {scope}).rows) {
     migration_info m;
     m.scope = scope;
-    m.version = std::stoi(row.at(0).value_or("0"));
+    m.version = static_cast<int>(parse_int_cell_or_null(row.at(0), "migration history version").value_or(0));
     m.name = row.at(1).value_or("");
     m.checksum = row.at(2).value_or("");
     out.push_back(std::move(m));

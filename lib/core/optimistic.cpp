@@ -2,10 +2,12 @@
 // (dblock/optimistic.hpp), over the backend and sql/<dialect>/versioned_*.sql,
 // fenced_update_*.sql. Applied / conflict / rejected come from the affected-row count
 // (MySQL connections opened by dblock count matched rows: CLIENT_FOUND_ROWS).
-#include <random>
+#include <optional>
 #include <thread>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
+#include "core/text.hpp"
 #include "core/user_sql.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/optimistic.hpp"
@@ -61,7 +63,7 @@ std::optional<versioned_row> read_versioned(transaction_ref tx, const versioned_
     throw database_error("read_versioned: the version column " + t.version_column + " of " + t.table +
                          " is NULL; optimistic updates need a NOT NULL integer version");
   versioned_row out;
-  out.version = std::stoll(*row[0]);
+  out.version = detail::parse_int_cell(row[0], "read_versioned: the version column");
   out.values.assign(std::make_move_iterator(row.begin() + 1), std::make_move_iterator(row.end()));
   return out;
 }
@@ -102,7 +104,7 @@ optimistic_result optimistic_update(database& db, const versioned_table& t, cons
   if (!fn) throw invalid_argument("optimistic_update: no update function");
   detail::check_columns(columns, 1, {t.version_column, t.key_column}, "optimistic_update");
   if (policy.max_attempts < 1) throw invalid_argument("optimistic_update: retry_policy::max_attempts must be >= 1");
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::optional<detail::backoff> bo;  // made on the first conflict only
   optimistic_result res;
   for (int attempt = 1;; ++attempt) {
     res.attempts = attempt;
@@ -134,8 +136,9 @@ optimistic_result optimistic_update(database& db, const versioned_table& t, cons
       res.outcome = optimistic_outcome::conflict;
       return res;
     }
-    auto sleep = backoff_delay(policy, attempt, rng);
-    if (sleep > std::chrono::milliseconds::zero()) std::this_thread::sleep_for(sleep);
+    // Full jitter in [0, backoff_ceiling(policy, attempt)] ms, as retry_on_conflict.
+    if (!bo) bo.emplace(detail::retry_backoff(policy));
+    std::this_thread::sleep_for(bo->next());
   }
 }
 

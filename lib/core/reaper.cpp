@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
+#include "core/text.hpp"
 #include "core/reaper_pacing.hpp"
 #include "dblock/metrics.hpp"
 #include "dblock/reaper.hpp"
@@ -47,7 +49,7 @@ struct reaper::state {
     const detail::result r = detail::retry_conflicts(*conn, [&] {
       return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
     });
-    if (!r.rows.empty() && r.rows[0][0]) return std::stoull(*r.rows[0][0]);  // PostgreSQL: COUNT(*) row
+    if (!r.rows.empty() && r.rows[0][0]) return static_cast<std::uint64_t>(detail::parse_int_cell(r.rows[0][0], "reaper batch count"));  // PostgreSQL: COUNT(*) row
     return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.affected));
   }
 
@@ -130,7 +132,12 @@ struct reaper::state {
   }
 
   void loop() {
-    int failures = 0;
+    // No jitter of its own (jittered() spreads it): max(100 ms, interval/10), doubling per
+    // failure up to max_backoff (and at most 1024 times the first).
+    const std::chrono::milliseconds first(std::max<long long>(100, opts.interval.count() / 10));
+    detail::backoff on_failure({.initial = first,
+                                .max = std::min<std::chrono::milliseconds>(first * 1024, opts.max_backoff),
+                                .spread = detail::backoff_policy::jitter::none});
     auto next = std::chrono::milliseconds(0);  // first pass right away
     for (;;) {
       {
@@ -138,9 +145,9 @@ struct reaper::state {
         if (cv.wait_for(l, next, [&] { return stopping; })) return;
       }
       try {
-        if (conn->kind() == dialect::mysql && failures > 0) session_configured = false;  // a new connection
+        if (conn->kind() == dialect::mysql && on_failure.attempts() > 0) session_configured = false;  // a new connection
         auto rep = pass();
-        failures = 0;
+        on_failure.reset();
         next = jittered(opts.interval);
         if (opts.on_pass) {
           try {
@@ -149,7 +156,6 @@ struct reaper::state {
           }
         }
       } catch (const error& e) {
-        ++failures;
         detail::count(counter::reaper_errors);
         active.reset();
         if (opts.on_error) {
@@ -158,10 +164,8 @@ struct reaper::state {
           } catch (...) {
           }
         }
-        auto base = std::max<long long>(100, opts.interval.count() / 10) << std::min(failures - 1, 10);
-        next = jittered(std::chrono::milliseconds(std::min<long long>(base, opts.max_backoff.count())));
+        next = jittered(std::chrono::duration_cast<std::chrono::milliseconds>(on_failure.next()));
       } catch (const std::exception& e) {
-        ++failures;
         detail::count(counter::reaper_errors);
         if (opts.on_error) {
           try {
@@ -169,6 +173,7 @@ struct reaper::state {
           } catch (...) {
           }
         }
+        (void)on_failure.next();  // counts toward the next error's backoff
         next = jittered(std::min(opts.max_backoff, opts.interval));
       }
     }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/backend.hpp"
+#include "core/text.hpp"
 #include "core/user_sql.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/row_guard.hpp"
@@ -48,8 +49,8 @@ bool first_is(const detail::result& r, std::string_view want) {
 }
 
 std::int64_t first_int(const detail::result& r) {
-  if (r.rows.empty() || r.rows[0].empty() || !r.rows[0][0]) return 0;
-  return std::stoll(*r.rows[0][0]);
+  if (r.rows.empty() || r.rows[0].empty()) return 0;
+  return detail::parse_int_cell_or_null(r.rows[0][0], "row guard count").value_or(0);
 }
 
 // PostgreSQL: NOWAIT (bounded = nullopt) or a bounded wait, inside a savepoint so that

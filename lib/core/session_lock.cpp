@@ -1,9 +1,7 @@
 // lib/core/session_lock.cpp — session locks (dblock/session_lock.hpp) and the
 // primitive operations the migration runner shares (session_lock_ops.hpp).
-#include <random>
-#include <thread>
-
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
 #include "core/crypto.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
@@ -29,17 +27,12 @@ bool session_release(backend& b, std::string_view name) {
 bool session_held(backend& b, std::string_view name) { return one(b.exec("session_lock_held", {key_of(b, name)})); }
 
 bool session_wait(backend& b, std::string_view name, std::chrono::milliseconds wait) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + wait;
-  std::mt19937 rng(std::random_device{}());
-  for (int attempt = 0;; ++attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  // Full jitter, 5 ms doubling to 200 ms, never past the deadline.
+  backoff bo({.initial = std::chrono::milliseconds(5), .max = std::chrono::milliseconds(200)});
+  for (;;) {
     if (session_try(b, name)) return true;
-    const auto now = clock::now();
-    if (now >= deadline) return false;
-    // Full jitter, 5 ms doubling to 200 ms, never past the deadline.
-    const int cap = std::min(200, 5 << std::min(attempt, 6));
-    auto sleep = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng));
-    std::this_thread::sleep_for(std::min<clock::duration>(sleep, deadline - now));
+    if (!sleep_before(bo, deadline)) return false;
   }
 }
 

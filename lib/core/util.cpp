@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/crypto.hpp"
+#include "core/text.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
 
@@ -80,21 +81,12 @@ void sha256(std::string_view bytes, unsigned char out[32]) {
   if (EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) != 1 || len != 32)
     throw internal_error("OpenSSL SHA-256 failed");
 }
-std::string to_hex(const unsigned char* p, std::size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s(n * 2, '0');
-  for (std::size_t i = 0; i < n; ++i) {
-    s[2 * i] = digits[p[i] >> 4];
-    s[2 * i + 1] = digits[p[i] & 15];
-  }
-  return s;
-}
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
   unsigned char d[32];
   sha256(bytes, d);
-  return to_hex(d, 32);
+  return to_hex(std::span<const unsigned char>(d, 32));
 }
 
 std::int64_t sha256_int64(std::string_view bytes) {
@@ -111,7 +103,7 @@ std::string random_hex(std::size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
     throw internal_error("OpenSSL RAND_bytes failed");
-  return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+  return to_hex(raw);
 }
 
 }  // namespace detail
