@@ -19,6 +19,10 @@ struct dialect_traits {
   bool session_locks = false;       // server locks owned by a connection (advisory locks, GET_LOCK)
   bool single_writer = false;       // one writer per database file: busy waits, not row locks
   bool network = true;              // a server reached over a socket (timeouts, interrupt)
+  // Connection URLs (url.cpp):
+  bool url_is_path = false;         // scheme:path/to/file, no //host
+  bool url_needs_host = false;      // scheme://host/... with a non-empty host (no default socket)
+  bool url_pooler = false;          // accepts ?pooler=transaction (a transaction-pooling pooler)
 };
 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).

@@ -12,7 +12,8 @@
 
 #include "core/backend.hpp"
 #include "core/backoff.hpp"
-#include "core/text.hpp"
+#include "core/dialect.hpp"
+#include "core/ops/reaper.hpp"
 #include "core/reaper_pacing.hpp"
 #include "dblock/metrics.hpp"
 #include "dblock/reaper.hpp"
@@ -40,7 +41,7 @@ struct reaper::state {
   // connection inside the caller's transaction the plain statement runs: the setting would
   // last until that transaction's commit and weaken it.
   std::uint64_t batch(const std::string& name, std::initializer_list<detail::value> params) {
-    const bool async = opts.async_commit && conn->kind() == dialect::postgresql;
+    const bool async = opts.async_commit && detail::traits_of(conn->kind()).async_commit;
     const std::string async_name = name + "_async";
     const std::span<const detail::value> args(params.begin(), params.size());
     // InnoDB can pick a batch's DELETE as the victim of a deadlock with a live acquire or
@@ -49,8 +50,7 @@ struct reaper::state {
     const detail::result r = detail::retry_conflicts(*conn, [&] {
       return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
     });
-    if (!r.rows.empty() && r.rows[0][0]) return static_cast<std::uint64_t>(detail::parse_int_cell(r.rows[0][0], "reaper batch count"));  // PostgreSQL: COUNT(*) row
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.affected));
+    return detail::reaper_for(conn->kind()).deleted(r);
   }
 
   bool is_active() {
@@ -68,8 +68,8 @@ struct reaper::state {
       rep.skipped = true;
       return rep;
     }
-    if (!session_configured && conn->kind() == dialect::mysql && conn->can_reopen()) {
-      conn->exec("reaper_session");
+    if (!session_configured && conn->can_reopen()) {
+      detail::reaper_for(conn->kind()).configure_session(*conn);
       session_configured = true;
     }
     if (opts.reap_locks)
@@ -104,13 +104,7 @@ struct reaper::state {
   detail::reap_pacing pacing_for_dialect() const {
     detail::reap_pacing p;
     p.duty_cycle = opts.duty_cycle;
-    // SQLite has one writer at a time: back-to-back batches would starve other writers
-    // (lock renewals retry every few ms, see lock.cpp) whatever the duty cycle; past
-    // 20 ms a longer rest only slows the reaper (a writer waits for a batch, not a rest).
-    if (conn->kind() == dialect::sqlite) {
-      p.min_pause = std::chrono::milliseconds(2);
-      p.max_pause = std::chrono::milliseconds(20);
-    }
+    detail::reaper_for(conn->kind()).bound_pacing(p);
     return p;
   }
 
@@ -145,7 +139,7 @@ struct reaper::state {
         if (cv.wait_for(l, next, [&] { return stopping; })) return;
       }
       try {
-        if (conn->kind() == dialect::mysql && on_failure.attempts() > 0) session_configured = false;  // a new connection
+        if (on_failure.attempts() > 0) session_configured = false;  // maybe a new connection
         auto rep = pass();
         on_failure.reset();
         next = jittered(opts.interval);

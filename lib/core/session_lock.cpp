@@ -2,7 +2,8 @@
 // primitive operations the migration runner shares (session_lock_ops.hpp).
 #include "core/backend.hpp"
 #include "core/backoff.hpp"
-#include "core/crypto.hpp"
+#include "core/dialect.hpp"
+#include "core/ops/session_lock.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/lock.hpp"
@@ -12,19 +13,9 @@ namespace dblock {
 
 namespace detail {
 
-namespace {
-value key_of(const backend& b, std::string_view name) {
-  if (b.kind() == dialect::postgresql) return sha256_int64(name);
-  return std::string(name);
-}
-bool one(const result& r) { return !r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1"; }
-}  // namespace
-
-bool session_try(backend& b, std::string_view name) { return one(b.exec("session_lock_try", {key_of(b, name)})); }
-bool session_release(backend& b, std::string_view name) {
-  return one(b.exec("session_lock_release", {key_of(b, name)}));
-}
-bool session_held(backend& b, std::string_view name) { return one(b.exec("session_lock_held", {key_of(b, name)})); }
+bool session_try(backend& b, std::string_view name) { return session_locks_for(b.kind()).try_lock(b, name); }
+bool session_release(backend& b, std::string_view name) { return session_locks_for(b.kind()).release(b, name); }
+bool session_held(backend& b, std::string_view name) { return session_locks_for(b.kind()).held(b, name); }
 
 bool session_wait(backend& b, std::string_view name, std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
@@ -46,7 +37,7 @@ void check_name(std::string_view name) {
 }
 // SQLite has no session locks; behind a transaction pooler a session advisory lock would
 // stay on a server connection other clients share. Both use a lease lock instead.
-bool lease_backed(database& db) { return db.kind() == dialect::sqlite || db.backend()->pooled(); }
+bool lease_backed(database& db) { return !detail::traits_of(db.kind()).session_locks || db.backend()->pooled(); }
 }  // namespace
 
 std::optional<session_lock> session_lock::try_lock(database& db, std::string_view name,

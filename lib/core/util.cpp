@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/crypto.hpp"
+#include "core/dialect.hpp"
 #include "core/text.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
@@ -55,7 +56,7 @@ std::string quote_identifier(std::string_view name, dialect d) {
   if (!is_valid_identifier(name))
     throw invalid_argument("invalid identifier '" + std::string(name) +
                            "' (expected [A-Za-z_][A-Za-z0-9_]*, at most 63 characters, optionally schema-qualified)");
-  const char q = d == dialect::mysql ? '`' : '"';
+  const char q = detail::traits_of(d).identifier_quote;
   std::string out;
   auto part = [&](std::string_view p) {
     out += q;

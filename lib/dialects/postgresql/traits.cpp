@@ -11,7 +11,10 @@ const dialect_traits& postgresql_traits() noexcept {
                                 .async_commit = true,
                                 .session_locks = true,
                                 .single_writer = false,
-                                .network = true};
+                                .network = true,
+                                .url_is_path = false,
+                                .url_needs_host = false,
+                                .url_pooler = true};
   return t;
 }
 
