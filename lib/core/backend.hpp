@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/backoff.hpp"
 #include "core/catalog.hpp"
 #include "core/internal.hpp"
 #include "dblock/database.hpp"
@@ -209,13 +210,16 @@ class backend {
 // whole transaction was rolled back, and its owner decides. (lock_store, reaper)
 template <typename F>
 auto retry_conflicts(backend& b, F&& f) -> decltype(f()) {
-  thread_local std::mt19937 rng(std::random_device{}());
+  thread_local std::mt19937_64 seeds(std::random_device{}());
+  std::optional<backoff> bo;  // made on the first conflict only: this wraps hot statements
   for (int attempt = 1;; ++attempt) {
     try {
       return f();
     } catch (const transaction_conflict&) {
       if (attempt >= 5 || b.raw().in_transaction()) throw;
-      std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(100, 2000 * attempt)(rng)));
+      // Full jitter, 2 ms doubling to 8 ms (caps 2, 4, 8, 8 ms for the four retries).
+      if (!bo) bo.emplace(backoff_policy{.initial = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(8)}, seeds());
+      std::this_thread::sleep_for(bo->next());
     }
   }
 }

@@ -7,19 +7,13 @@
 #include <tuple>
 
 #include "core/catalog.hpp"
+#include "core/dialect.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
 
 namespace dblock::detail {
 
-std::string_view dialect_dir(dialect d) noexcept {
-  switch (d) {
-    case dialect::postgresql: return "postgresql";
-    case dialect::mysql: return "mysql";
-    case dialect::sqlite: return "sqlite";
-  }
-  return "";
-}
+std::string_view dialect_dir(dialect d) noexcept { return traits_of(d).name; }
 
 const char* find_embedded(std::string_view path) noexcept {
   for (std::size_t i = 0; i < embedded_file_count; ++i)

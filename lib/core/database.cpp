@@ -4,13 +4,11 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <random>
-#include <thread>
 #include <utility>
 
 #include "core/backend.hpp"
-#include "core/crypto.hpp"
-#include "core/session_lock_ops.hpp"
+#include "core/dialect.hpp"
+#include "core/ops/migration.hpp"
 #include "dblock/errors.hpp"
 
 namespace dblock::detail {
@@ -201,72 +199,33 @@ void backend::run_script(std::string_view sql) {
 }
 
 bool backend::schema_present() {
-  auto r = exec("history_present");
-  if (r.rows.empty() || !r.rows[0][0] || *r.rows[0][0] == "0") return false;
-  auto have = applied("dblock");
+  const auto& ops = migrations_for(kind_);
+  if (!ops.history_present(*this)) return false;
+  auto have = ops.applied(*this, "dblock");
   std::size_t want = 0;
-  std::string prefix = "migrations/" + std::string(dialect_dir(kind_)) + "/";
+  std::string prefix = "migrations/" + std::string(traits_of(kind_).name) + "/";
   for (std::size_t i = 0; i < embedded_file_count; ++i)
     if (std::string_view(embedded_files[i].path).starts_with(prefix)) ++want;
   return have.size() >= want;
 }
 
-namespace {
-constexpr std::string_view migration_lock_name = "dblock:migrate";
-}
-
 bool backend::migration_lock_in_transaction(std::chrono::steady_clock::time_point deadline) {
-  using clock = std::chrono::steady_clock;
-  const value key = sha256_int64(migration_lock_name);
-  std::mt19937 rng(std::random_device{}());
-  for (int attempt = 0;; ++attempt) {
-    auto r = exec("migration_lock_xact", {key});
-    if (!r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1") return true;
-    const auto now = clock::now();
-    if (now >= deadline) return false;
-    // Full jitter, 5 ms doubling to 200 ms, as session_wait.
-    const int cap = std::min(200, 5 << std::min(attempt, 6));
-    auto sleep = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng));
-    std::this_thread::sleep_for(std::min<clock::duration>(sleep, deadline - now));
-  }
+  return migrations_for(kind_).lock_in_transaction(*this, deadline);
 }
 
-bool backend::migration_lock(std::chrono::milliseconds wait) {
-  // SQLite: the run is one BEGIN IMMEDIATE transaction instead (migrate.cpp).
-  if (kind_ == dialect::sqlite) return true;
-  return session_wait(*this, migration_lock_name, wait);
-}
+bool backend::migration_lock(std::chrono::milliseconds wait) { return migrations_for(kind_).lock(*this, wait); }
 
-void backend::migration_unlock() noexcept {
-  if (kind_ == dialect::sqlite) return;
-  try {
-    session_release(*this, migration_lock_name);
-  } catch (...) {
-    // The server releases session locks when the connection ends; nothing to add here.
-  }
-}
+void backend::migration_unlock() noexcept { migrations_for(kind_).unlock(*this); }
 
 void backend::ensure_history_table() {
-  auto r = exec("history_present");
-  if (!r.rows.empty() && r.rows[0][0] && *r.rows[0][0] != "0") return;
+  if (migrations_for(kind_).history_present(*this)) return;
   // The history table is the runner's bootstrap, so it lives in sql/ not migrations/.
   for (const auto& s : split_statements(find_embedded(
-           ("sql/" + std::string(dialect_dir(kind_)) + "/history_create.sql").c_str())))
+           ("sql/" + std::string(traits_of(kind_).name) + "/history_create.sql").c_str())))
     run_script(s);
 }
 
-std::vector<migration_info> backend::applied(const std::string& scope) {
-  std::vector<migration_info> out;
-  for (auto& row : exec("history_list", {scope}).rows) {
-    migration_info m;
-    m.scope = scope;
-    m.version = std::stoi(row.at(0).value_or("0"));
-    m.name = row.at(1).value_or("");
-    m.checksum = row.at(2).value_or("");
-    out.push_back(std::move(m));
-  }
-  return out;
-}
+std::vector<migration_info> backend::applied(const std::string& scope) { return migrations_for(kind_).applied(*this, scope); }
 
 void backend::record_migration(const migration_info& m) {
   exec("history_insert", {m.scope, static_cast<std::int64_t>(m.version), m.name, m.checksum});
@@ -302,8 +261,7 @@ void database::require_schema() {
 }
 
 std::vector<migration_info> database::applied_migrations(const std::string& scope) {
-  auto r = impl_->b->exec("history_present");
-  if (r.rows.empty() || !r.rows[0][0] || *r.rows[0][0] == "0") return {};
+  if (!detail::migrations_for(kind()).history_present(*impl_->b)) return {};
   return impl_->b->applied(scope);
 }
 

@@ -22,6 +22,10 @@ struct dialect_traits {
   // Quoted identifiers that differ only in letter case name different columns
   // (PostgreSQL); otherwise column names compare case-insensitively (ASCII).
   bool case_sensitive_columns = false;
+  // Connection URLs (url.cpp):
+  bool url_is_path = false;         // scheme:path/to/file, no //host
+  bool url_needs_host = false;      // scheme://host/... with a non-empty host (no default socket)
+  bool url_pooler = false;          // accepts ?pooler=transaction (a transaction-pooling pooler)
 };
 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).

@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
 #include "core/crypto.hpp"
 #include "core/idempotency_detail.hpp"
+#include "core/text.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/idempotency.hpp"
 #include "dblock/metrics.hpp"
@@ -20,55 +22,25 @@ namespace dblock {
 namespace detail::idem {
 
 bool is_clean_utf8(std::string_view s) noexcept {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned c = p[i];
-    if (c < 0x20 || c == 0x7f) return false;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;  // continuation byte, overlong lead (C0/C1) or > U+10FFFF lead
-    }
-    if (i + len > n) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const unsigned cc = p[i + k];
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) return false;
-    if (cp >= 0xd800 && cp <= 0xdfff) return false;  // surrogates
-    if (cp >= 0x80 && cp <= 0x9f) return false;      // C1 controls
-    i += len;
+  if (!valid_utf8(s)) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) return false;  // C0 controls, DEL
+    // C1 controls U+0080-U+009F: C2 80 - C2 9F (C2 is a lead byte in valid UTF-8).
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9f) return false;
   }
   return true;
 }
 
 std::string printable(std::string_view s, std::size_t max) {
   std::string out;
-  static const char digits[] = "0123456789abcdef";
   for (std::size_t i = 0; i < s.size() && i < max; ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c < 0x7f && c != '\\') {
       out += static_cast<char>(c);
     } else {
       out += "\\x";
-      out += digits[c >> 4];
-      out += digits[c & 15];
+      out += to_hex(s.substr(i, 1));
     }
   }
   if (s.size() > max) out += "...";
@@ -106,16 +78,7 @@ std::string normalize_fingerprint(std::string_view fp) {
   return out;
 }
 
-std::string hex_encode(std::string_view bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s(bytes.size() * 2, '0');
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const auto b = static_cast<unsigned char>(bytes[i]);
-    s[2 * i] = digits[b >> 4];
-    s[2 * i + 1] = digits[b & 15];
-  }
-  return s;
-}
+std::string hex_encode(std::string_view bytes) { return to_hex(bytes); }
 
 std::string hex_decode(std::string_view hex) {
   auto nibble = [&](char c) -> unsigned {
@@ -180,12 +143,9 @@ idempotency_status parse_status(const detail::cell& c) {
 
 std::int64_t to_int(const detail::cell& c, std::int64_t fallback = 0) {
   if (!c || c->empty()) return fallback;
-  try {
-    return std::stoll(*c);
-  } catch (const std::exception&) {
-    // Some drivers hand back numeric expressions as "12.0".
-    return static_cast<std::int64_t>(std::stod(*c));
-  }
+  // Some drivers hand back numeric expressions as "12.0".
+  if (c->find_first_of(".eE") != std::string::npos) return static_cast<std::int64_t>(std::stod(*c));
+  return detail::parse_int_cell(c, "idempotency record");
 }
 
 std::optional<std::string> opt(const detail::cell& c) { return c ? std::optional<std::string>(*c) : std::nullopt; }
@@ -369,8 +329,8 @@ begin_result idempotency_store::begin(std::string_view scope, std::string_view k
 
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + opts_.wait;
-  thread_local std::mt19937 rng(std::random_device{}());
-  std::chrono::milliseconds backoff(2);
+  thread_local std::mt19937_64 seeds(std::random_device{}());
+  std::optional<detail::backoff> bo;  // made on the first wait only
 
   for (;;) {
     // A fresh owner token per claim: a token is never reused, so "owner = mine" in the
@@ -403,14 +363,11 @@ begin_result idempotency_store::begin(std::string_view scope, std::string_view k
     // In progress: wait (bounded) for the other attempt to finish or its lease to lapse.
     const auto now = clock::now();
     if (opts_.wait.count() == 0 || now >= deadline) return r;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    // Full jitter over an exponential step; never past the deadline, and wake up right
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
+    // Full jitter, 2 ms doubling to 250 ms; never past the deadline, and wake up right
     // after the holder's lease lapses so a takeover is not delayed.
-    auto cap = std::min({backoff, left, r.retry_after + std::chrono::milliseconds(1)});
-    cap = std::max(cap, std::chrono::milliseconds(1));
-    std::uniform_int_distribution<std::int64_t> dist(1, cap.count());
-    std::this_thread::sleep_for(std::chrono::milliseconds(dist(rng)));
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(250));
+    if (!bo) bo.emplace(detail::backoff_policy{.initial = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(250)}, seeds());
+    std::this_thread::sleep_for(bo->next(std::min<std::chrono::microseconds>(left, r.retry_after + std::chrono::milliseconds(1))));
   }
 }
 

@@ -15,6 +15,8 @@
 
 #include "core/backend.hpp"
 #include "core/crypto.hpp"
+#include "core/dialect.hpp"
+#include "core/ops/migration.hpp"
 #include "dblock/errors.hpp"
 
 namespace dblock {
@@ -52,7 +54,7 @@ void add_file(std::vector<migration_file>& out, const std::string& scope, const 
 
 std::vector<migration_file> embedded_migrations(dialect d) {
   std::vector<migration_file> out;
-  std::string prefix = "migrations/" + std::string(detail::dialect_dir(d)) + "/";
+  std::string prefix = "migrations/" + std::string(detail::traits_of(d).name) + "/";
   for (std::size_t i = 0; i < detail::embedded_file_count; ++i) {
     std::string_view path = detail::embedded_files[i].path;
     if (!path.starts_with(prefix)) continue;
@@ -66,7 +68,7 @@ std::vector<migration_file> folder_migrations(const std::filesystem::path& dir, 
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw invalid_argument("migration directory '" + dir.string() + "' does not exist");
   fs::path use = dir;
-  if (fs::is_directory(dir / detail::dialect_dir(d), ec)) use = dir / detail::dialect_dir(d);
+  if (fs::is_directory(dir / detail::traits_of(d).name, ec)) use = dir / detail::traits_of(d).name;
   std::vector<migration_file> out;
   for (const auto& entry : fs::directory_iterator(use)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".sql") continue;
@@ -149,6 +151,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
   std::sort(files.begin(), files.end(),
             [](const migration_file& a, const migration_file& c) { return a.info.version < c.info.version; });
   if (b.pooled()) return run_pooled(b, files, scope, opts);
+  const auto& ops = detail::migrations_for(b.kind());
   migrate_result res;
   auto body = [&] {
     b.ensure_history_table();
@@ -160,8 +163,8 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
         ++res.already_applied;
         continue;
       }
-      if (b.kind() == dialect::postgresql) {
-        // Transactional DDL: the file and its history row commit together.
+      if (ops.transactional_ddl()) {
+        // The file and its history row commit together.
         b.in_transaction([&] {
           apply_statements(b, f);
           b.record_migration(f.info);
@@ -174,7 +177,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
     }
   };
 
-  if (b.kind() == dialect::sqlite) {
+  if (ops.one_transaction()) {
     b.in_transaction(body);  // BEGIN IMMEDIATE: other migrators wait on the busy timeout
     return res;
   }

@@ -2,10 +2,12 @@
 // (dblock/optimistic.hpp), over the backend and sql/<dialect>/versioned_*.sql,
 // fenced_update_*.sql. Applied / conflict / rejected come from the affected-row count
 // (MySQL connections opened by dblock count matched rows: CLIENT_FOUND_ROWS).
-#include <random>
+#include <optional>
 #include <thread>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
+#include "core/ops/optimistic.hpp"
 #include "core/user_sql.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/optimistic.hpp"
@@ -54,16 +56,7 @@ std::optional<versioned_row> read_versioned(transaction_ref tx, const versioned_
   detail::check_columns(b.kind(), columns, 0, {t.version_column}, "read_versioned");
   const auto& st = detail::user_statement(b, "versioned_read_" + std::to_string(columns.size()),
                                           slots(t.table, t.key_column, {"version", t.version_column}, columns));
-  auto r = b.exec_statement(st, std::vector<value>{key});
-  if (r.rows.empty()) return std::nullopt;
-  auto& row = r.rows.front();
-  if (!row.at(0))
-    throw database_error("read_versioned: the version column " + t.version_column + " of " + t.table +
-                         " is NULL; optimistic updates need a NOT NULL integer version");
-  versioned_row out;
-  out.version = std::stoll(*row[0]);
-  out.values.assign(std::make_move_iterator(row.begin() + 1), std::make_move_iterator(row.end()));
-  return out;
+  return detail::optimistic_for(b.kind()).read_versioned(b, st, key, t.table, t.version_column);
 }
 
 std::optional<versioned_row> read_versioned(database& db, const versioned_table& t, const value& key,
@@ -102,7 +95,7 @@ optimistic_result optimistic_update(database& db, const versioned_table& t, cons
   if (!fn) throw invalid_argument("optimistic_update: no update function");
   detail::check_columns(db.kind(), columns, 1, {t.version_column, t.key_column}, "optimistic_update");
   if (policy.max_attempts < 1) throw invalid_argument("optimistic_update: retry_policy::max_attempts must be >= 1");
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::optional<detail::backoff> bo;  // made on the first conflict only
   optimistic_result res;
   for (int attempt = 1;; ++attempt) {
     res.attempts = attempt;
@@ -134,8 +127,9 @@ optimistic_result optimistic_update(database& db, const versioned_table& t, cons
       res.outcome = optimistic_outcome::conflict;
       return res;
     }
-    auto sleep = backoff_delay(policy, attempt, rng);
-    if (sleep > std::chrono::milliseconds::zero()) std::this_thread::sleep_for(sleep);
+    // Full jitter in [0, backoff_ceiling(policy, attempt)] ms, as retry_on_conflict.
+    if (!bo) bo.emplace(detail::retry_backoff(policy));
+    std::this_thread::sleep_for(bo->next());
   }
 }
 
@@ -149,21 +143,17 @@ fenced_result fenced_write(transaction_ref tx, const fenced_table& t, const valu
   detail::check_columns(b.kind(), names, 1, {t.fence_column, t.key_column}, "fenced_write");
   const auto ids = slots(t.table, t.key_column, {"fence", t.fence_column}, names);
   const auto& st = detail::user_statement(b, "fenced_update_" + std::to_string(names.size()), ids);
+  const auto& ops = detail::optimistic_for(b.kind());
   const detail::statement* check =
-      b.kind() == dialect::mysql ? &detail::user_statement(b, "fenced_check", {ids[0], ids[1], ids[2]}) : nullptr;
+      ops.needs_fenced_check() ? &detail::user_statement(b, "fenced_check", {ids[0], ids[1], ids[2]}) : nullptr;
   std::vector<value> params;
   params.reserve(set.size() + 2);
   for (const auto& c : set) params.push_back(c.value);
   params.push_back(key);
   params.emplace_back(token);
   if (b.exec_statement(st, params).affected > 0) return {true};
-  // MySQL without CLIENT_FOUND_ROWS (a caller's connection) counts changed rows: the same
-  // holder writing the same values again counts 0. A locking read tells the two apart.
-  if (check) {
-    auto r = b.exec_statement(*check, std::vector<value>{key, token});
-    if (!r.rows.empty() && r.rows[0].at(0) && *r.rows[0][0] != "0") return {true};
-  }
-  return {false};
+  // Where 0 may also mean "the same values again" (optimistic_ops::needs_fenced_check).
+  return {check && ops.fenced_check(b, *check, key, token)};
 }
 
 fenced_result fenced_write(database& db, const fenced_table& t, const value& key, std::int64_t token,

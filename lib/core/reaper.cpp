@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
+#include "core/dialect.hpp"
+#include "core/ops/reaper.hpp"
 #include "core/reaper_pacing.hpp"
 #include "dblock/metrics.hpp"
 #include "dblock/reaper.hpp"
@@ -38,7 +41,7 @@ struct reaper::state {
   // connection inside the caller's transaction the plain statement runs: the setting would
   // last until that transaction's commit and weaken it.
   std::uint64_t batch(const std::string& name, std::initializer_list<detail::value> params) {
-    const bool async = opts.async_commit && conn->kind() == dialect::postgresql;
+    const bool async = opts.async_commit && detail::traits_of(conn->kind()).async_commit;
     const std::string async_name = name + "_async";
     const std::span<const detail::value> args(params.begin(), params.size());
     // InnoDB can pick a batch's DELETE as the victim of a deadlock with a live acquire or
@@ -47,8 +50,7 @@ struct reaper::state {
     const detail::result r = detail::retry_conflicts(*conn, [&] {
       return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
     });
-    if (!r.rows.empty() && r.rows[0][0]) return std::stoull(*r.rows[0][0]);  // PostgreSQL: COUNT(*) row
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.affected));
+    return detail::reaper_for(conn->kind()).deleted(r);
   }
 
   bool is_active() {
@@ -66,8 +68,8 @@ struct reaper::state {
       rep.skipped = true;
       return rep;
     }
-    if (!session_configured && conn->kind() == dialect::mysql && conn->can_reopen()) {
-      conn->exec("reaper_session");
+    if (!session_configured && conn->can_reopen()) {
+      detail::reaper_for(conn->kind()).configure_session(*conn);
       session_configured = true;
     }
     if (opts.reap_locks)
@@ -102,13 +104,7 @@ struct reaper::state {
   detail::reap_pacing pacing_for_dialect() const {
     detail::reap_pacing p;
     p.duty_cycle = opts.duty_cycle;
-    // SQLite has one writer at a time: back-to-back batches would starve other writers
-    // (lock renewals retry every few ms, see lock.cpp) whatever the duty cycle; past
-    // 20 ms a longer rest only slows the reaper (a writer waits for a batch, not a rest).
-    if (conn->kind() == dialect::sqlite) {
-      p.min_pause = std::chrono::milliseconds(2);
-      p.max_pause = std::chrono::milliseconds(20);
-    }
+    detail::reaper_for(conn->kind()).bound_pacing(p);
     return p;
   }
 
@@ -130,7 +126,12 @@ struct reaper::state {
   }
 
   void loop() {
-    int failures = 0;
+    // No jitter of its own (jittered() spreads it): max(100 ms, interval/10), doubling per
+    // failure up to max_backoff (and at most 1024 times the first).
+    const std::chrono::milliseconds first(std::max<long long>(100, opts.interval.count() / 10));
+    detail::backoff on_failure({.initial = first,
+                                .max = std::min<std::chrono::milliseconds>(first * 1024, opts.max_backoff),
+                                .spread = detail::backoff_policy::jitter::none});
     auto next = std::chrono::milliseconds(0);  // first pass right away
     for (;;) {
       {
@@ -138,9 +139,9 @@ struct reaper::state {
         if (cv.wait_for(l, next, [&] { return stopping; })) return;
       }
       try {
-        if (conn->kind() == dialect::mysql && failures > 0) session_configured = false;  // a new connection
+        if (on_failure.attempts() > 0) session_configured = false;  // maybe a new connection
         auto rep = pass();
-        failures = 0;
+        on_failure.reset();
         next = jittered(opts.interval);
         if (opts.on_pass) {
           try {
@@ -149,7 +150,6 @@ struct reaper::state {
           }
         }
       } catch (const error& e) {
-        ++failures;
         detail::count(counter::reaper_errors);
         active.reset();
         if (opts.on_error) {
@@ -158,10 +158,8 @@ struct reaper::state {
           } catch (...) {
           }
         }
-        auto base = std::max<long long>(100, opts.interval.count() / 10) << std::min(failures - 1, 10);
-        next = jittered(std::chrono::milliseconds(std::min<long long>(base, opts.max_backoff.count())));
+        next = jittered(std::chrono::duration_cast<std::chrono::milliseconds>(on_failure.next()));
       } catch (const std::exception& e) {
-        ++failures;
         detail::count(counter::reaper_errors);
         if (opts.on_error) {
           try {
@@ -169,6 +167,7 @@ struct reaper::state {
           } catch (...) {
           }
         }
+        (void)on_failure.next();  // counts toward the next error's backoff
         next = jittered(std::min(opts.max_backoff, opts.interval));
       }
     }

@@ -1,8 +1,10 @@
 // lib/core/retry.cpp — retry_transaction / retry_on_conflict and the full-jitter
 // backoff arithmetic (dblock/retry.hpp).
 #include <cmath>
+#include <optional>
 #include <thread>
 
+#include "core/backoff.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/retry.hpp"
 
@@ -20,13 +22,15 @@ void check_policy(const retry_policy& p) {
 template <typename Run>
 retry_result retry_loop(const retry_policy& policy, Run run) {
   check_policy(policy);
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::optional<detail::backoff> bo;  // made on the first retry only
   retry_result res;
   for (int attempt = 1;; ++attempt) {
     res.attempts = attempt;
     auto backoff = [&](const error& e) {
       if (attempt >= policy.max_attempts) return false;
-      auto sleep = backoff_delay(policy, attempt, rng);
+      if (!bo) bo.emplace(detail::retry_backoff(policy));
+      // Full jitter in [0, backoff_ceiling(policy, attempt)] ms.
+      const auto sleep = std::chrono::duration_cast<std::chrono::milliseconds>(bo->next());
       if (policy.on_retry) policy.on_retry(attempt, e, sleep);
       if (sleep > std::chrono::milliseconds::zero()) std::this_thread::sleep_for(sleep);
       res.slept += sleep;
@@ -45,6 +49,11 @@ retry_result retry_loop(const retry_policy& policy, Run run) {
 }
 
 }  // namespace
+
+detail::backoff detail::retry_backoff(const retry_policy& p) {
+  thread_local std::mt19937_64 seeds{std::random_device{}()};
+  return backoff({.initial = p.initial_backoff, .max = p.max_backoff, .multiplier = p.multiplier}, seeds());
+}
 
 std::chrono::milliseconds backoff_ceiling(const retry_policy& p, int retry) noexcept {
   if (retry < 1 || p.initial_backoff.count() <= 0 || p.max_backoff.count() <= 0) return std::chrono::milliseconds::zero();

@@ -1,10 +1,9 @@
 // lib/core/session_lock.cpp — session locks (dblock/session_lock.hpp) and the
 // primitive operations the migration runner shares (session_lock_ops.hpp).
-#include <random>
-#include <thread>
-
 #include "core/backend.hpp"
-#include "core/crypto.hpp"
+#include "core/backoff.hpp"
+#include "core/dialect.hpp"
+#include "core/ops/session_lock.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/lock.hpp"
@@ -14,32 +13,17 @@ namespace dblock {
 
 namespace detail {
 
-namespace {
-value key_of(const backend& b, std::string_view name) {
-  if (b.kind() == dialect::postgresql) return sha256_int64(name);
-  return std::string(name);
-}
-bool one(const result& r) { return !r.rows.empty() && r.rows[0][0] && *r.rows[0][0] == "1"; }
-}  // namespace
-
-bool session_try(backend& b, std::string_view name) { return one(b.exec("session_lock_try", {key_of(b, name)})); }
-bool session_release(backend& b, std::string_view name) {
-  return one(b.exec("session_lock_release", {key_of(b, name)}));
-}
-bool session_held(backend& b, std::string_view name) { return one(b.exec("session_lock_held", {key_of(b, name)})); }
+bool session_try(backend& b, std::string_view name) { return session_locks_for(b.kind()).try_lock(b, name); }
+bool session_release(backend& b, std::string_view name) { return session_locks_for(b.kind()).release(b, name); }
+bool session_held(backend& b, std::string_view name) { return session_locks_for(b.kind()).held(b, name); }
 
 bool session_wait(backend& b, std::string_view name, std::chrono::milliseconds wait) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + wait;
-  std::mt19937 rng(std::random_device{}());
-  for (int attempt = 0;; ++attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  // Full jitter, 5 ms doubling to 200 ms, never past the deadline.
+  backoff bo({.initial = std::chrono::milliseconds(5), .max = std::chrono::milliseconds(200)});
+  for (;;) {
     if (session_try(b, name)) return true;
-    const auto now = clock::now();
-    if (now >= deadline) return false;
-    // Full jitter, 5 ms doubling to 200 ms, never past the deadline.
-    const int cap = std::min(200, 5 << std::min(attempt, 6));
-    auto sleep = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng));
-    std::this_thread::sleep_for(std::min<clock::duration>(sleep, deadline - now));
+    if (!sleep_before(bo, deadline)) return false;
   }
 }
 
@@ -53,7 +37,7 @@ void check_name(std::string_view name) {
 }
 // SQLite has no session locks; behind a transaction pooler a session advisory lock would
 // stay on a server connection other clients share. Both use a lease lock instead.
-bool lease_backed(database& db) { return db.kind() == dialect::sqlite || detail::backend_of(db)->pooled(); }
+bool lease_backed(database& db) { return !detail::traits_of(db.kind()).session_locks || detail::backend_of(db)->pooled(); }
 }  // namespace
 
 struct session_lock::impl {

@@ -7,17 +7,11 @@
 #include "dblock/errors.hpp"
 #include "dblock/url.hpp"
 #include "core/backend.hpp"
+#include "core/dialect.hpp"
 
 namespace dblock {
 
-const char* to_string(dialect d) noexcept {
-  switch (d) {
-    case dialect::postgresql: return "postgresql";
-    case dialect::mysql: return "mysql";
-    case dialect::sqlite: return "sqlite";
-  }
-  return "?";
-}
+const char* to_string(dialect d) noexcept { return detail::traits_of(d).name; }
 
 const char* to_string(client_library c) noexcept {
   switch (c) {
@@ -88,7 +82,7 @@ void take_pooler(connection_url& u) {
   if (it == u.options.end()) return;
   const std::string v = it->second;
   u.options.erase(it);
-  if (u.kind != dialect::postgresql)
+  if (!detail::traits_of(u.kind).url_pooler)
     bad("option pooler='" + v + "': pooler mode is for PostgreSQL URLs only (postgresql://, soci+postgresql://)");
   if (v == "transaction") u.pooler = pooler_mode::transaction;
   else if (v != "none" && !v.empty())
@@ -147,7 +141,8 @@ connection_url parse_url(std::string_view url) {
   // An '@' after the host (before any option value) means the user name or password
   // holds an unencoded '/' or '?' (common in generated passwords). Parsing on would
   // report a piece of the password as the "host" or "port": refuse without echoing it.
-  if (u.kind != dialect::sqlite && rest.starts_with("//")) {
+  const auto& traits = detail::traits_of(u.kind);
+  if (!traits.url_is_path && rest.starts_with("//")) {
     std::string_view s = rest.substr(2);
     auto auth_end = s.find_first_of("/?");
     if (auth_end != std::string_view::npos && s.substr(0, auth_end).find('@') == std::string_view::npos) {
@@ -165,7 +160,7 @@ connection_url parse_url(std::string_view url) {
     rest = rest.substr(0, q);
   }
 
-  if (u.kind == dialect::sqlite) {
+  if (traits.url_is_path) {
     std::string_view path;
     if (rest.starts_with("//")) {
       // sqlite:///abs/path — the authority must be empty.
@@ -214,7 +209,7 @@ connection_url parse_url(std::string_view url) {
     has_port = true;
   }
   u.host = percent_decode(hostpart, "the host");
-  if (u.host.empty() && u.kind == dialect::mysql) bad("missing host");
+  if (u.host.empty() && traits.url_needs_host) bad("missing host");
   if (has_port) {
     int port = 0;
     auto [p, ec] = std::from_chars(portpart.data(), portpart.data() + portpart.size(), port);

@@ -9,6 +9,8 @@
 
 #include "core/crypto.hpp"
 #include "core/catalog.hpp"
+#include "core/dialect.hpp"
+#include "core/text.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/util.hpp"
 
@@ -35,7 +37,7 @@ std::string quote_identifier(std::string_view name, dialect d) {
   if (!is_valid_identifier(name))
     throw invalid_argument("invalid identifier '" + std::string(name) +
                            "' (expected [A-Za-z_][A-Za-z0-9_]*, at most 63 characters, optionally schema-qualified)");
-  const char q = d == dialect::mysql ? '`' : '"';
+  const char q = detail::traits_of(d).identifier_quote;
   std::string out;
   auto part = [&](std::string_view p) {
     out += q;
@@ -61,21 +63,12 @@ void sha256(std::string_view bytes, unsigned char out[32]) {
   if (EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) != 1 || len != 32)
     throw internal_error("OpenSSL SHA-256 failed");
 }
-std::string to_hex(const unsigned char* p, std::size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s(n * 2, '0');
-  for (std::size_t i = 0; i < n; ++i) {
-    s[2 * i] = digits[p[i] >> 4];
-    s[2 * i + 1] = digits[p[i] & 15];
-  }
-  return s;
-}
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
   unsigned char d[32];
   sha256(bytes, d);
-  return to_hex(d, 32);
+  return to_hex(std::span<const unsigned char>(d, 32));
 }
 
 std::int64_t sha256_int64(std::string_view bytes) {
@@ -92,7 +85,7 @@ std::string random_hex(std::size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
     throw internal_error("OpenSSL RAND_bytes failed");
-  return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+  return to_hex(raw);
 }
 
 }  // namespace detail

@@ -1,20 +1,70 @@
 // lib/dialects/registry.cpp — maps the dialect enum to each dialect's objects: the one
 // place that switches on it (lib/core asks the objects).
 #include "core/dialect.hpp"
+#include "core/ops/migration.hpp"
+#include "core/ops/optimistic.hpp"
+#include "core/ops/reaper.hpp"
+#include "core/ops/row_guard.hpp"
+#include "core/ops/session_lock.hpp"
 
 namespace dblock::detail {
+
+namespace {
+// The one switch: each dialect's object of one kind.
+template <typename T>
+const T& pick(dialect d, const T& postgresql, const T& mysql, const T& sqlite) noexcept {
+  switch (d) {
+    case dialect::postgresql: return postgresql;
+    case dialect::mysql: return mysql;
+    case dialect::sqlite: break;
+  }
+  return sqlite;
+}
+}  // namespace
 
 const dialect_traits& postgresql_traits() noexcept;
 const dialect_traits& mysql_traits() noexcept;
 const dialect_traits& sqlite_traits() noexcept;
 
 const dialect_traits& traits_of(dialect d) noexcept {
-  switch (d) {
-    case dialect::postgresql: return postgresql_traits();
-    case dialect::mysql: return mysql_traits();
-    case dialect::sqlite: break;
-  }
-  return sqlite_traits();
+  return pick(d, postgresql_traits(), mysql_traits(), sqlite_traits());
 }
+
+// --- statement families other than leases (lib/core/ops/, lib/dialects/<dialect>/) ---
+
+const session_lock_ops& postgresql_session_locks() noexcept;
+const session_lock_ops& mysql_session_locks() noexcept;
+const session_lock_ops& sqlite_session_locks() noexcept;
+const session_lock_ops& session_locks_for(dialect d) noexcept {
+  return pick(d, postgresql_session_locks(), mysql_session_locks(), sqlite_session_locks());
+}
+
+const migration_ops& postgresql_migrations() noexcept;
+const migration_ops& mysql_migrations() noexcept;
+const migration_ops& sqlite_migrations() noexcept;
+const migration_ops& migrations_for(dialect d) noexcept {
+  return pick(d, postgresql_migrations(), mysql_migrations(), sqlite_migrations());
+}
+
+const reaper_ops& postgresql_reaper() noexcept;
+const reaper_ops& mysql_reaper() noexcept;
+const reaper_ops& sqlite_reaper() noexcept;
+const reaper_ops& reaper_for(dialect d) noexcept { return pick(d, postgresql_reaper(), mysql_reaper(), sqlite_reaper()); }
+
+const row_guard_ops& postgresql_row_guards() noexcept;
+const row_guard_ops& mysql_row_guards() noexcept;
+const row_guard_ops& sqlite_row_guards() noexcept;
+const row_guard_ops& row_guards_for(dialect d) noexcept {
+  return pick(d, postgresql_row_guards(), mysql_row_guards(), sqlite_row_guards());
+}
+
+const optimistic_ops& postgresql_optimistic() noexcept;
+const optimistic_ops& mysql_optimistic() noexcept;
+const optimistic_ops& sqlite_optimistic() noexcept;
+const optimistic_ops& optimistic_for(dialect d) noexcept {
+  return pick(d, postgresql_optimistic(), mysql_optimistic(), sqlite_optimistic());
+}
+
+// --- end of statement families other than leases ---
 
 }  // namespace dblock::detail

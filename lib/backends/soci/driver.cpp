@@ -26,12 +26,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <random>
-#include <thread>
 #include <unordered_map>
 
 #include "backends/soci/classify.hpp"
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/soci.hpp"
 
@@ -287,17 +286,16 @@ class soci_driver final : public driver {
   void configure_sqlite(std::chrono::milliseconds wait) {
     auto* be = static_cast<soci::sqlite3_session_backend*>(sess_->get_backend());
     sqlite3_extended_result_codes(be->conn_, 1);
-    thread_local std::mt19937 rng{std::random_device{}()};
     const auto deadline = std::chrono::steady_clock::now() + wait;
     for (const auto& s : split_statements(text("connect"))) {
-      for (int attempt = 0;; ++attempt) {
+      // Full jitter, 2 ms doubling to 100 ms, per statement; never past `wait`.
+      backoff bo({.initial = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(100)});
+      for (;;) {
         try {
           simple(s, "connect", false);
           break;
         } catch (const lock_not_available&) {
-          if (std::chrono::steady_clock::now() >= deadline) throw;
-          const int cap = std::min(100, 2 << std::min(attempt, 6));
-          std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, cap)(rng)));
+          if (!sleep_before(bo, deadline)) throw;
         }
       }
     }

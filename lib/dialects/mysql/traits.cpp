@@ -11,7 +11,10 @@ const dialect_traits& mysql_traits() noexcept {
                                 .async_commit = false,
                                 .session_locks = true,
                                 .single_writer = false,
-                                .network = true};
+                                .network = true,
+                                .url_is_path = false,
+                                .url_needs_host = true,
+                                .url_pooler = false};
   return t;
 }
 

@@ -12,7 +12,10 @@ const dialect_traits& postgresql_traits() noexcept {
                                 .session_locks = true,
                                 .single_writer = false,
                                 .network = true,
-                                .case_sensitive_columns = true};
+                                .case_sensitive_columns = true,
+                                .url_is_path = false,
+                                .url_needs_host = false,
+                                .url_pooler = true};
   return t;
 }
 

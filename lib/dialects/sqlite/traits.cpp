@@ -11,7 +11,10 @@ const dialect_traits& sqlite_traits() noexcept {
                                 .async_commit = false,
                                 .session_locks = false,
                                 .single_writer = true,
-                                .network = false};
+                                .network = false,
+                                .url_is_path = true,
+                                .url_needs_host = false,
+                                .url_pooler = false};
   return t;
 }
 

@@ -1,0 +1,39 @@
+// lib/core/ops/migration.hpp — the migration runner's statement family: how migrators are
+// serialized (session lock, transaction-scoped lock behind a pooler, or one transaction)
+// and the history table (sql/<dialect>/history_*.sql, migration_lock_xact.sql).
+// Implemented per dialect in lib/dialects/<dialect>/migration.cpp. Internal.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace dblock::detail {
+
+// The lock every migrator of a database takes, whichever way it takes it.
+inline constexpr std::string_view migration_lock_name = "dblock:migrate";
+
+class migration_ops {
+ public:
+  virtual ~migration_ops() = default;
+  // The whole run is one BEGIN IMMEDIATE transaction, which also keeps other migrators
+  // out (SQLite): no migration lock.
+  [[nodiscard]] virtual bool one_transaction() const noexcept = 0;
+  // DDL is transactional: each file commits together with its history row (PostgreSQL).
+  [[nodiscard]] virtual bool transactional_ddl() const noexcept = 0;
+  // The run's session-scoped lock, polled for up to `wait`; unlock never throws.
+  [[nodiscard]] virtual bool lock(backend& b, std::chrono::milliseconds wait) const = 0;
+  virtual void unlock(backend& b) const noexcept = 0;
+  // Pooler mode: a transaction-scoped lock taken inside the current transaction, polled
+  // until `deadline` (PostgreSQL; others refuse).
+  [[nodiscard]] virtual bool lock_in_transaction(backend& b, std::chrono::steady_clock::time_point deadline) const = 0;
+  [[nodiscard]] virtual bool history_present(backend& b) const = 0;
+  [[nodiscard]] virtual std::vector<migration_info> applied(backend& b, const std::string& scope) const = 0;
+};
+
+[[nodiscard]] const migration_ops& migrations_for(dialect d) noexcept;
+
+}  // namespace dblock::detail

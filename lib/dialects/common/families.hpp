@@ -1,0 +1,61 @@
+// lib/dialects/common/families.hpp — what several dialects share in the statement families
+// of lib/core/ops/: base classes the per-dialect files (lib/dialects/<dialect>/) derive
+// from, so each behaviour is written once. Internal.
+#pragma once
+
+#include "core/ops/migration.hpp"
+#include "core/ops/optimistic.hpp"
+#include "core/ops/reaper.hpp"
+#include "core/ops/row_guard.hpp"
+#include "core/ops/session_lock.hpp"
+
+namespace dblock::detail {
+
+// Session locks keyed by a value derived from the name (session_lock_*.sql answer 1 or 0).
+class keyed_session_locks : public session_lock_ops {
+ public:
+  bool try_lock(backend& b, std::string_view name) const override;
+  bool release(backend& b, std::string_view name) const override;
+  bool held(backend& b, std::string_view name) const override;
+
+ protected:
+  [[nodiscard]] virtual value key(std::string_view name) const = 0;
+};
+
+// The history table, and the run serialized by the session lock "dblock:migrate".
+class session_locked_migrations : public migration_ops {
+ public:
+  bool one_transaction() const noexcept override { return false; }
+  bool lock(backend& b, std::chrono::milliseconds wait) const override;
+  void unlock(backend& b) const noexcept override;
+  bool lock_in_transaction(backend& b, std::chrono::steady_clock::time_point deadline) const override;
+  bool history_present(backend& b) const override;
+  std::vector<migration_info> applied(backend& b, const std::string& scope) const override;
+};
+
+// Reap statements that report what they deleted as the affected count; nothing to
+// configure, no pacing bounds of their own.
+class counted_reaper : public reaper_ops {
+ public:
+  std::uint64_t deleted(const result& r) const override;
+  void configure_session(backend&) const override {}
+  void bound_pacing(reap_pacing&) const noexcept override {}
+};
+
+// Row locks with a plain row_count.sql.
+class locking_row_guards : public row_guard_ops {
+ public:
+  bool row_locks() const noexcept override { return true; }
+  std::int64_t count(backend& b, const statement& count_st, const std::vector<value>& params) const override;
+};
+
+// versioned_read_<n>.sql: the version first, then the columns asked for.
+class versioned_reads : public optimistic_ops {
+ public:
+  std::optional<versioned_row> read_versioned(backend& b, const statement& st, const value& key, std::string_view table,
+                                              std::string_view version_column) const override;
+  bool needs_fenced_check() const noexcept override { return false; }
+  bool fenced_check(backend& b, const statement& check, const value& key, std::int64_t token) const override;
+};
+
+}  // namespace dblock::detail

@@ -1,0 +1,12 @@
+// lib/dialects/sqlite/optimistic.cpp — version-checked and fenced writes on SQLite:
+// the affected count of a fenced write is the matched rows, so no check read is needed.
+#include "dialects/common/families.hpp"
+
+namespace dblock::detail {
+
+const optimistic_ops& sqlite_optimistic() noexcept {
+  static const versioned_reads ops;
+  return ops;
+}
+
+}  // namespace dblock::detail
