@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -326,12 +327,27 @@ void run_load(const options& o, const load_case& lc, report& rep) {
   std::atomic<bool> polling{true};
   std::atomic<int> peak_server{0}, peak_clients{0};
   std::string poll_error;
+  // Statements the server ran in the window (PostgreSQL: transactions of the database;
+  // MariaDB: Questions, server-wide), read by the poller at the window's ends.
+  std::atomic<long long> statements_at_from{-1}, statements_at_end{-1};
+  std::atomic<std::int64_t> window_from_us{INT64_MAX}, window_end_us{INT64_MAX};
+  auto statements = [&] {
+    return lc.kind == dblock::dialect::postgresql
+               ? mon.raw().query_int("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = "
+                                     "current_database()")
+               : mon.raw().query_int("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE "
+                                     "VARIABLE_NAME = 'QUESTIONS'");
+  };
+  // The bench's only connection to the server while the processes run: the monitor's
+  // (MariaDB's default max_connections is 151 for 150 processes).
   std::thread poller([&] {
     try {
-      monitor m(lc.direct_url, lc.kind);
       while (polling) {
-        peak_server = std::max(peak_server.load(), m.server_total());
+        peak_server = std::max(peak_server.load(), mon.server_total());
         peak_clients = std::max(peak_clients.load(), static_cast<int>(tcp_to_port(port).size()));
+        const auto now = mono_us(bench_clock::now());
+        if (statements_at_from < 0 && now >= window_from_us) statements_at_from = statements();
+        if (statements_at_end < 0 && now >= window_end_us) statements_at_end = statements();
         std::this_thread::sleep_for(milliseconds(250));
       }
     } catch (const std::exception& e) {
@@ -358,6 +374,8 @@ void run_load(const options& o, const load_case& lc, report& rep) {
   const auto from = bench_clock::now() + std::chrono::duration_cast<bench_clock::duration>(
                                              std::chrono::duration<double>(warmup));
   const auto end = from + std::chrono::duration_cast<bench_clock::duration>(std::chrono::duration<double>(seconds));
+  window_from_us = mono_us(from);
+  window_end_us = mono_us(end);
   for (std::size_t i = 0; i < kids.size(); ++i) {
     if (!alive[i]) continue;
     std::fprintf(kids[i].in, "go %lld %lld\n", static_cast<long long>(mono_us(from)), static_cast<long long>(mono_us(end)));
@@ -426,14 +444,20 @@ void run_load(const options& o, const load_case& lc, report& rep) {
   const int total = static_cast<int>(waits.size());
   const int lo = per_session.empty() ? 0 : *std::min_element(per_session.begin(), per_session.end());
   const int hi = per_session.empty() ? 0 : *std::max_element(per_session.begin(), per_session.end());
-  const double fairness = lo == 0 ? static_cast<double>(hi) : static_cast<double>(hi) / lo;
+  const double fairness = lo == 0 ? INFINITY : static_cast<double>(hi) / lo;
+  const auto starved = std::count(per_session.begin(), per_session.end(), 0);
+  const double window_statements = statements_at_from >= 0 && statements_at_end >= 0
+                                       ? static_cast<double>(statements_at_end - statements_at_from)
+                                       : NAN;
   note("  fleet: " + lc.backend + ": errors " + std::to_string(errors) + ", failed processes " +
        std::to_string(failed) + ", " + std::to_string(total) + " grants in the window (" +
        std::to_string(total / seconds) + "/s), wait p50 " + std::to_string(percentile(waits, 50)) + " ms p99 " +
        std::to_string(percentile(waits, 99)) + " ms max " +
        std::to_string(waits.empty() ? 0 : *std::max_element(waits.begin(), waits.end())) +
        " ms, grants per session " + std::to_string(lo) + ".." + std::to_string(hi) + " (" +
-       std::to_string(per_session.size()) + " sessions), overtaken " + std::to_string(overtaken) + "/" +
+       std::to_string(per_session.size()) + " sessions, " + std::to_string(starved) + " without a grant), " +
+       std::to_string(window_statements / seconds) + " statements/s on the server (" +
+       std::to_string(window_statements / std::max(total, 1)) + " per grant), overtaken " + std::to_string(overtaken) + "/" +
        std::to_string(measured) +
        (lc.trace ? ", server trace: " + std::to_string(inversions) + " of " + std::to_string(traced) +
                        " grants passed a live older ticket (" + std::to_string(unticketed) + " without a ticket, " +
@@ -469,6 +493,9 @@ void run_load(const options& o, const load_case& lc, report& rep) {
   add_plain("fleet_fairness", fairness, "x");
   add_plain("fleet_grants_min", lo, "grants");
   add_plain("fleet_grants_max", hi, "grants");
+  add_plain("fleet_sessions_without_grant", static_cast<double>(starved), "sessions");
+  add_plain("fleet_statements_per_s", window_statements / seconds, "statements/s");
+  add_plain("fleet_statements_per_grant", window_statements / std::max(total, 1), "statements");
   add_plain("fleet_overtaken", overtaken, "grants");
   if (lc.trace) {
     rep.add(count_result("fleet_line_inversions", b, static_cast<double>(inversions), "grants", 0,

@@ -47,6 +47,9 @@ child spawn_child(const std::string& url, const std::vector<std::string>& args_i
   posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
   posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
   for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) posix_spawn_file_actions_addclose(&fa, fd);
+  // Nothing else of ours: Connector/C++ sockets are not close-on-exec, and a child holding
+  // the bench's connections would show them as its own.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   std::vector<std::string> args{"dblock_bench"};
   args.insert(args.end(), args_in.begin(), args_in.end());
   std::vector<char*> argv;
