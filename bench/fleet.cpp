@@ -605,12 +605,7 @@ int fleet_main(int argc, char** argv) {
     const int first = std::stoi(a["--first"]);
     const int hold_ms = std::stoi(a["--hold-ms"]);
     db.ping();
-    std::cout << "ready" << std::endl;
-    std::string go;
-    long long from_us = 0, end_us = 0;
-    std::cin >> go >> from_us >> end_us;
-    const bench_clock::time_point from{std::chrono::microseconds(from_us)};
-    const bench_clock::time_point end{std::chrono::microseconds(end_us)};
+    const auto [from, end] = ready_then_window();
     std::vector<std::vector<grant_rec>> grants(n);
     for (int i = 0; i < n; ++i)
       threads.emplace_back([&, i] {

@@ -84,6 +84,15 @@ std::string read_line(FILE* f) {
   return s;
 }
 
+std::pair<bench_clock::time_point, bench_clock::time_point> ready_then_window() {
+  std::cout << "ready" << std::endl;
+  std::string go;
+  long long from_us = 0, end_us = 0;
+  std::cin >> go >> from_us >> end_us;
+  return {bench_clock::time_point{std::chrono::microseconds(from_us)},
+          bench_clock::time_point{std::chrono::microseconds(end_us)}};
+}
+
 bool reap_child(child& c) {
   if (c.in) std::fclose(c.in);
   if (c.out) std::fclose(c.out);
@@ -275,12 +284,7 @@ int contender_main(int argc, char** argv) {
     if (max_backoff_ms > 0) so.max_backoff = std::chrono::milliseconds(max_backoff_ms);
     dblock::session s(db, so);
     db.ping();
-    std::cout << "ready" << std::endl;
-    std::string go;
-    long long from_us = 0, end_us = 0;
-    std::cin >> go >> from_us >> end_us;
-    const bench_clock::time_point from{std::chrono::microseconds(from_us)};
-    const bench_clock::time_point end{std::chrono::microseconds(end_us)};
+    const auto [from, end] = ready_then_window();
     struct grant {
       double wait_ms;
       long long granted_us, released_us;

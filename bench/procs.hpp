@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench.hpp"
@@ -29,6 +30,10 @@ struct child {
 
 // Closes the pipes and waits for the child; true when it exited with status 0.
 bool reap_child(child& c);
+
+// In a child: says "ready", then waits for the parent's "go FROM_US END_US" and returns the
+// measured window [from, end] (CLOCK_MONOTONIC, the same in every process).
+[[nodiscard]] std::pair<bench_clock::time_point, bench_clock::time_point> ready_then_window();
 
 // CLOCK_MONOTONIC microseconds (steady_clock), comparable across the processes.
 [[nodiscard]] inline std::int64_t mono_us(bench_clock::time_point t) {
