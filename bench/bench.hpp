@@ -45,6 +45,14 @@ struct options {
   // sets split for the full size and free for the tiny CI size (CI's servers are shared
   // with tests running in parallel) unless --placement says otherwise.
   std::string micro_placement = "free";
+  // fleet (bench/fleet.cpp): many processes of many sessions on a few hot names.
+  int fleet_procs_pg = 50;      // processes through PgBouncer (?pooler=transaction)
+  int fleet_procs_mysql = 150;  // processes on MariaDB, one connection each
+  int fleet_sessions = 20;      // sessions per process (one thread each)
+  int fleet_names = 10;         // hot names
+  int fleet_hold_ms = 2;        // time a grant is held
+  double fleet_seconds = 20;    // measured window
+  double fleet_warmup = 5;      // seconds run before it
   bool require_all = false;  // DBLOCK_TEST_REQUIRE_ALL=1: a missing server URL fails
 };
 
@@ -138,6 +146,9 @@ void run_diagnostics(const options& o, const std::vector<combo>& combos, report&
 void run_hot_lock(const options& o, const std::vector<combo>& combos, report& rep);
 void run_renewal(const options& o, const std::vector<combo>& combos, report& rep);
 void run_reaper(const options& o, const std::vector<combo>& combos, report& rep);
+void run_fleet(const options& o, const std::vector<combo>& combos, report& rep);
+// `dblock_bench fleet-proc ...`: one fleet process (bench/fleet.cpp).
+int fleet_main(int argc, char** argv);
 // `dblock_bench contend ...`: one hot-lock contender process (bench/hot_lock.cpp).
 int contender_main(int argc, char** argv);
 int table_main(int argc, char** argv);  // bench/table.cpp: `dblock_bench table`

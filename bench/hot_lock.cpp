@@ -32,21 +32,14 @@
 #include <thread>
 
 #include "bench.hpp"
+#include "procs.hpp"
 #include "dblock/dblock.hpp"
 
 extern char** environ;
 
 namespace dblock_bench {
-namespace {
 
-struct child {
-  pid_t pid = -1;
-  FILE* in = nullptr;   // its stdin
-  FILE* out = nullptr;  // its stdout
-};
-
-child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
-                      int think_ms, int max_backoff_ms) {
+child spawn_child(const std::string& url, const std::vector<std::string>& args_in) {
   int to_child[2], from_child[2];
   if (pipe(to_child) != 0 || pipe(from_child) != 0) throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t fa;
@@ -54,12 +47,11 @@ child spawn_contender(const std::string& url, const std::string& mode, const std
   posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
   posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
   for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) posix_spawn_file_actions_addclose(&fa, fd);
-  std::vector<std::string> args{"dblock_bench",     "contend",
-                                "--mode",           mode,
-                                "--name",           name,
-                                "--hold-ms",        std::to_string(hold_ms),
-                                "--think-ms",       std::to_string(think_ms),
-                                "--max-backoff-ms", std::to_string(max_backoff_ms)};
+  // Nothing else of ours: Connector/C++ sockets are not close-on-exec, and a child holding
+  // the bench's connections would show them as its own.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  std::vector<std::string> args{"dblock_bench"};
+  args.insert(args.end(), args_in.begin(), args_in.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -92,6 +84,34 @@ std::string read_line(FILE* f) {
   return s;
 }
 
+std::pair<bench_clock::time_point, bench_clock::time_point> ready_then_window() {
+  std::cout << "ready" << std::endl;
+  std::string go;
+  long long from_us = 0, end_us = 0;
+  std::cin >> go >> from_us >> end_us;
+  return {bench_clock::time_point{std::chrono::microseconds(from_us)},
+          bench_clock::time_point{std::chrono::microseconds(end_us)}};
+}
+
+bool reap_child(child& c) {
+  if (c.in) std::fclose(c.in);
+  if (c.out) std::fclose(c.out);
+  c.in = c.out = nullptr;
+  int status = 0;
+  if (c.pid > 0) waitpid(c.pid, &status, 0);
+  c.pid = -1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+namespace {
+
+child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
+                      int think_ms, int max_backoff_ms) {
+  return spawn_child(url, {"contend", "--mode", mode, "--name", name, "--hold-ms", std::to_string(hold_ms),
+                           "--think-ms", std::to_string(think_ms), "--max-backoff-ms",
+                           std::to_string(max_backoff_ms)});
+}
+
 struct round_result {
   double throughput = 0;                  // grants per second
   double p99 = 0, p50 = 0, max_wait = 0;  // ms
@@ -101,10 +121,6 @@ struct round_result {
   std::vector<int> grants;
   int timeouts = 0;
 };
-
-std::int64_t mono_us(bench_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
 
 round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double warmup,
                        double seconds, const std::string& name, int round) {
@@ -149,11 +165,7 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
       waits.push_back(w);
       grants_at.push_back({g, rel, static_cast<double>(g) - w * 1000, ki});
     }
-    std::fclose(k.in);
-    std::fclose(k.out);
-    int status = 0;
-    waitpid(k.pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ok = false;
+    if (!reap_child(k)) ok = false;
   }
   if (!ok) throw std::runtime_error(c.name + ": a " + mode + " contender failed (see its stderr)");
   int total = 0;
@@ -272,12 +284,7 @@ int contender_main(int argc, char** argv) {
     if (max_backoff_ms > 0) so.max_backoff = std::chrono::milliseconds(max_backoff_ms);
     dblock::session s(db, so);
     db.ping();
-    std::cout << "ready" << std::endl;
-    std::string go;
-    long long from_us = 0, end_us = 0;
-    std::cin >> go >> from_us >> end_us;
-    const bench_clock::time_point from{std::chrono::microseconds(from_us)};
-    const bench_clock::time_point end{std::chrono::microseconds(end_us)};
+    const auto [from, end] = ready_then_window();
     struct grant {
       double wait_ms;
       long long granted_us, released_us;

@@ -7,6 +7,7 @@
 // results), 1 when something broke, 64 on bad usage.
 //   dblock_bench run [--size full|tiny] [--out DIR] [--only COMBO,...] [--parts PART,...]
 //   dblock_bench contend ...   (internal: one hot-lock contender process)
+//   dblock_bench fleet-proc ...   (internal: one process of the fleet part)
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -254,7 +255,7 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "tiny"}));
   app.add_option("--out", out, "folder for bench.json, bench.png and the chart data (default bench/results)");
   app.add_option("--only", only, "combinations to run: pqxx_postgresql,mysql_mariadb,soci_sqlite");
-  app.add_option("--parts", parts, "parts to run: micro,diag,renew,hot,reaper");
+  app.add_option("--parts", parts, "parts to run: micro,diag,renew,hot,reaper,fleet (fleet is not in the default)");
   app.add_option("--reps", o.reps, "micro: repetitions per benchmark");
   app.add_option("--min-time", o.min_time, "micro: seconds per repetition");
   app.add_option("--contenders", o.contenders, "hot lock: contender processes");
@@ -273,6 +274,13 @@ int run(int argc, char** argv) {
   app.add_option("--expired-rows-sqlite", o.expired_rows_sqlite, "reaper: expired rows per round on SQLite");
   app.add_option("--reap-async-commit", o.reap_async,
                  "reaper: dblock's reaper_options::async_commit, 0 or 1 (default: the library's default)");
+  app.add_option("--fleet-procs-pg", o.fleet_procs_pg, "fleet: processes through PgBouncer");
+  app.add_option("--fleet-procs-mysql", o.fleet_procs_mysql, "fleet: processes on MariaDB");
+  app.add_option("--fleet-sessions", o.fleet_sessions, "fleet: sessions (threads) per process");
+  app.add_option("--fleet-names", o.fleet_names, "fleet: hot names");
+  app.add_option("--fleet-hold-ms", o.fleet_hold_ms, "fleet: ms a grant is held");
+  app.add_option("--fleet-seconds", o.fleet_seconds, "fleet: measured seconds");
+  app.add_option("--fleet-warmup", o.fleet_warmup, "fleet: seconds run before the measured window");
   std::string placement_arg;
   app.add_option("--placement", placement_arg,
                  "micro: split (bench and servers on two CPUs; the full size's default), same (one CPU) or "
@@ -344,6 +352,7 @@ int run(int argc, char** argv) {
     if (wanted(parts, "renew")) run_renewal(o, combos, rep);
     if (wanted(parts, "hot")) run_hot_lock(o, combos, rep);
     if (wanted(parts, "reaper")) run_reaper(o, combos, rep);
+    if (!parts.empty() && wanted(parts, "fleet")) run_fleet(o, combos, rep);
   } catch (const std::exception& e) {
     rep.fail(std::string("aborted: ") + e.what());
   }
@@ -376,7 +385,14 @@ int run(int argc, char** argv) {
                         {"reap_duty", o.reap_duty},
                         {"reap_async_commit", o.reap_async},
                         {"renew_locks", o.renew_locks},
-                        {"placement", o.micro_placement}}}};
+                        {"placement", o.micro_placement},
+                        {"fleet_procs_pg", o.fleet_procs_pg},
+                        {"fleet_procs_mysql", o.fleet_procs_mysql},
+                        {"fleet_sessions", o.fleet_sessions},
+                        {"fleet_names", o.fleet_names},
+                        {"fleet_hold_ms", o.fleet_hold_ms},
+                        {"fleet_seconds", o.fleet_seconds},
+                        {"fleet_warmup", o.fleet_warmup}}}};
   for (const auto& [key, value] : rep.meta()) meta[key] = value;
   nlohmann::json servers = nlohmann::json::object();
   for (const auto& c : combos) servers[c.name] = server_version(c);
@@ -411,6 +427,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "contend") return dblock_bench::contender_main(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "fleet-proc") return dblock_bench::fleet_main(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "run") return dblock_bench::run(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "table") return dblock_bench::table_main(argc - 1, argv + 1);
   std::cerr << "usage: dblock_bench run [--size full|tiny] [--out DIR] [options]   (dblock_bench run --help)\n"
