@@ -49,6 +49,9 @@ struct command_registry {
 
 void add_migrate_commands(CLI::App& app, global_options& g, command_registry& reg);  // migrate.cpp
 void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg);     // locks.cpp
+// Notes the descriptors the command was started with (main, before anything opens one):
+// `dblock exec` passes exactly those to the command it runs, never its own connections.
+void remember_inherited_descriptors();  // locks.cpp
 void add_reap_commands(CLI::App& app, global_options& g, command_registry& reg);     // reap.cpp
 void add_idempotency_commands(CLI::App& app, global_options& g, command_registry& reg);  // idempotency.cpp
 

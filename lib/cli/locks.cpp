@@ -2,6 +2,8 @@
 // holding a lease lock) and `dblock locks [--json]` (what is held). Contract in
 // DESIGN, "The dblock command"; exit codes in commands.hpp.
 #include <signal.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +30,34 @@
 namespace dblock::cli {
 
 namespace {
+
+std::set<int>& inherited_descriptors() {
+  static std::set<int> fds;
+  return fds;
+}
+
+// Calls fn(fd) for every open descriptor above stderr.
+template <typename F>
+void for_each_descriptor(F fn) {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (!d) return;
+  const int self = ::dirfd(d);
+  while (auto* e = ::readdir(d)) {
+    const int fd = std::atoi(e->d_name);
+    if (fd > 2 && fd != self) fn(fd);
+  }
+  ::closedir(d);
+}
+
+// Every descriptor opened since start (database sockets: Connector/C++ does not set
+// FD_CLOEXEC on its own) is closed in the command at exec.
+void close_own_descriptors_on_exec() {
+  for_each_descriptor([](int fd) {
+    if (inherited_descriptors().count(fd)) return;
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) (void)::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  });
+}
 
 struct exec_args {
   std::string name;
@@ -228,6 +259,7 @@ int run_exec(const global_options& g, const exec_args& a) {
   // it started (a shell's jobs, a wrapper's children). When exec runs in the foreground of
   // a terminal, that group gets the terminal (and the terminal's ^C) while it runs.
   const bool terminal = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  close_own_descriptors_on_exec();
   child = forking;
   const pid_t pid = ::fork();
   if (pid < 0) throw internal_error(std::string("fork failed: ") + std::strerror(errno));
@@ -376,6 +408,10 @@ void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg) 
   auto* ls = app.add_subcommand("locks", "List the lease locks: holder, holds, fencing token, time to expiry");
   ls->add_flag("--json", *json, "Print a JSON array of objects");
   reg.add(ls, [&g, json] { return run_locks(g, *json); });
+}
+
+void remember_inherited_descriptors() {
+  for_each_descriptor([](int fd) { inherited_descriptors().insert(fd); });
 }
 
 }  // namespace dblock::cli

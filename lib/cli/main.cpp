@@ -36,6 +36,7 @@ int exit_code_for(const dblock::error& e) {
 
 int main(int argc, char** argv) {
   namespace cli = dblock::cli;
+  cli::remember_inherited_descriptors();
   CLI::App app{"dblock: leased locks, fencing tokens and idempotency keys on your SQL database"};
   app.name("dblock");
   app.set_version_flag("--version", "dblock " DBLOCK_VERSION);

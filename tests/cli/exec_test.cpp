@@ -319,6 +319,24 @@ TEST_F(ExecCli, FortyWaitingExecsHoldAtMostTwoConnectionsEach) {
   EXPECT_GT(most.size(), 0u) << "the sampler saw none of the processes";
 }
 
+// The command gets no socket of dblock's own connections (Connector/C++ does not mark them
+// close-on-exec), on every database.
+TEST_F(ExecCli, CommandInheritsNoDatabaseSocket) {
+  for (const char* var : {pg_url_env, mysql_url_env}) {
+    auto url = env_url(var);
+    if (!url) {
+      if (require_all()) ADD_FAILURE() << var << " is not set";
+      continue;
+    }
+    ASSERT_EQ(dblock({"migrate"}, url).exit_code, 0);
+    auto r = dblock({"exec", "--name", "fds_" + random_hex(4), "--", "sh", "-c",
+                     "for f in /proc/$$/fd/*; do readlink $f; done | grep -c socket || true"},
+                    url);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "0\n") << var << ": sockets passed to the command";
+  }
+}
+
 TEST_F(ExecCli, UnmigratedDatabaseIsExit78AndUnreachableIs69) {
   auto pg = env_url(pg_url_env);
   if (!pg) {
