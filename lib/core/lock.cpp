@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "core/backend.hpp"
+#include "core/backoff.hpp"
 #include "core/crypto.hpp"
 #include "core/dialect.hpp"
 #include "core/link.hpp"
@@ -87,8 +88,12 @@ struct session_core final : link::job {
   // the lease runs out. A lease's trusted end cuts it in any case.
   clock_type::time_point renew_cut_at = clock_type::time_point::max();
   clock_type::time_point keeper_next = clock_type::time_point::max();
-  int failures = 0;         // renewals failed in a row (touched by the link's thread only)
-  std::mt19937 rng{std::random_device{}()};  // the link's thread only
+  // After a failed renewal (the link's thread only): a lost connection is retried sooner
+  // than the period, with equal jitter from 100 ms doubling up to the period; a busy
+  // single-writer database within 5 ms (full jitter).
+  detail::backoff after_failure{{}};
+  detail::backoff after_busy{{std::chrono::milliseconds(5), std::chrono::milliseconds(5), 1.0,
+                              detail::backoff_policy::jitter::full}};
 
   // Names last seen held live by another owner: until that holder's expiry, and while no
   // release of the name is seen, a try sends the read-only probe first (a refusal then costs
@@ -208,8 +213,8 @@ struct session_core final : link::job {
       auto still = table->renew(conn, owner, row_ttl_ms, names, waiting);
       std::sort(still.begin(), still.end());
       detail::count(counter::lock_renewals);
+      after_failure.reset();
       std::lock_guard l(mu);
-      failures = 0;
       for (auto& [n, h] : held) {
         if (h->lost || h->granted_at >= t0 || !asked.count(h.get())) continue;
         if (std::binary_search(still.begin(), still.end(), n)) {
@@ -227,16 +232,7 @@ struct session_core final : link::job {
         if (!h->lost && now >= h->deadline - margin &&
             mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
           lost.push_back({n, h->fence, h->lost_reason});
-      if (dynamic_cast<const lock_not_available*>(&e)) {
-        // A single-writer database was busy: retry almost at once.
-        next = now + milliseconds(std::uniform_int_distribution<int>(1, 5)(rng));
-      } else {
-        // Anything else (connection lost...): sooner than the period, backing off, with jitter.
-        ++failures;
-        const auto cap = std::min<long long>(std::chrono::duration_cast<milliseconds>(period).count(),
-                                             50LL << std::min(failures, 6));
-        next = now + milliseconds(std::uniform_int_distribution<long long>(cap / 2, cap)(rng));
-      }
+      next = now + (dynamic_cast<const lock_not_available*>(&e) ? after_busy.next() : after_failure.next());
     }
     {
       std::lock_guard l(mu);
@@ -443,6 +439,9 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
   c.margin = std::chrono::duration_cast<clock_type::duration>(
       std::chrono::duration<double, std::milli>(static_cast<double>(c.opts.ttl.count()) * c.opts.max_clock_drift));
   c.period = std::max<clock_type::duration>(milliseconds(10), c.opts.ttl / c.opts.renew_divisor);
+  const auto period_us = std::chrono::duration_cast<std::chrono::microseconds>(c.period);
+  c.after_failure = detail::backoff({std::min<std::chrono::microseconds>(period_us, milliseconds(100)), period_us, 2.0,
+                                     detail::backoff_policy::jitter::equal});
   c.row_ttl_ms = c.opts.ttl.count() + c.opts.lock_delay.count();
   c.owner = detail::random_hex(16);
   c.holder = c.opts.holder.empty() ? default_holder() : c.opts.holder;

@@ -2,7 +2,7 @@
 // (lib/core/ops/lease_table.hpp), and the wait line, which is the same on every dialect:
 // tickets in dblock_lock_waiters through sql/<dialect>/lock_line_*.sql.
 #include "core/ops/lease_table.hpp"
-#include "dialects/rows.hpp"
+#include "dialects/common/rows.hpp"
 
 namespace dblock::detail {
 

@@ -7,6 +7,19 @@
 
 namespace dblock::detail {
 
+bool lease_table_reads::verify(backend& b, const std::string& name, const std::string& owner,
+                               std::int64_t fence) const {
+  return !b.exec("lock_verify", {name, owner, fence}).rows.empty();
+}
+
+std::vector<lock_info> lease_table_reads::list(backend& b) const {
+  std::vector<lock_info> out;
+  for (auto& row : b.exec("lock_list").rows)
+    out.push_back(rows::lock_row(rows::text(row, 0), row,
+                                 {.holder = 1, .fence = 3, .holds = 2, .expires_at = 4, .expires_in = 5, .lock_delay = 6}));
+  return out;
+}
+
 bool keyed_session_locks::try_lock(backend& b, std::string_view name) const {
   return rows::first_is(b.exec("session_lock_try", {key(name)}), "1");
 }

@@ -3,6 +3,7 @@
 // from, so each behaviour is written once. Internal.
 #pragma once
 
+#include "core/ops/lease_table.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
 #include "core/ops/reaper.hpp"
@@ -10,6 +11,14 @@
 #include "core/ops/session_lock.hpp"
 
 namespace dblock::detail {
+
+// The lock-table reads every dialect writes alike: lock_verify.sql (a row = still ours) and
+// lock_list.sql (name, holder, holds, fence, expires_at, expires_in_ms, lock_delay_ms).
+class lease_table_reads : public lease_table_ops {
+ public:
+  bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const override;
+  std::vector<lock_info> list(backend& b) const override;
+};
 
 // Session locks keyed by a value derived from the name (session_lock_*.sql answer 1 or 0).
 class keyed_session_locks : public session_lock_ops {

@@ -5,7 +5,8 @@
 // deletes its ticket itself (a trigger could not: the grant reads the waiters table).
 #include "core/idempotency_detail.hpp"  // format_utc_ms
 #include "core/ops/lease_table.hpp"
-#include "dialects/rows.hpp"
+#include "dialects/common/families.hpp"
+#include "dialects/common/rows.hpp"
 
 namespace dblock::detail {
 
@@ -14,7 +15,7 @@ namespace {
 // granted, fence, holds, holder, expires_at, expires_in_ms[, lock_delay_ms]
 constexpr rows::lock_columns acquire_cols{.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5};
 
-class mysql_table final : public lease_table_ops {
+class mysql_table final : public lease_table_reads {
  public:
   bool refusal_names_holder() const noexcept override { return true; }
   bool grant_consumes_ticket() const noexcept override { return false; }
@@ -59,17 +60,6 @@ class mysql_table final : public lease_table_ops {
     return names;
   }
 
-  bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const override {
-    return !b.exec("lock_verify", {name, owner, fence}).rows.empty();
-  }
-
-  std::vector<lock_info> list(backend& b) const override {
-    std::vector<lock_info> out;
-    for (auto& row : b.exec("lock_list").rows)
-      out.push_back(rows::lock_row(rows::text(row, 0), row,
-                                   {.holder = 1, .fence = 3, .holds = 2, .expires_at = 4, .expires_in = 5, .lock_delay = 6}));
-    return out;
-  }
 };
 
 }  // namespace
