@@ -28,6 +28,7 @@ enum class counter : int {
   reaped_idempotency,    // expired idempotency records deleted by the reaper
   reaper_runs,           // reaper passes completed
   reaper_errors,         // reaper passes that failed (it backs off and keeps going)
+  reaped_waiters,        // expired wait-line tickets deleted by the reaper
   count_
 };
 

@@ -1,6 +1,6 @@
 // dblock/reaper.hpp — the reaper: a background thread (owned by a dblock::reaper you
-// start and stop) that deletes expired lock rows (past a grace period) and expired
-// idempotency records in bounded batches, at an interval with jitter.
+// start and stop) that deletes expired lock rows and wait-line tickets (past a grace
+// period) and expired idempotency records in bounded batches, at an interval with jitter.
 // Guarantees: it never deletes a live row — a lock row is deleted only when its
 // expires_at is older than now - grace by the server's clock, re-checked on the row's
 // latest version, and a holder can only renew a row that has not expired; an
@@ -25,6 +25,7 @@ namespace dblock {
 struct reap_report {
   std::uint64_t locks = 0;        // lock rows deleted
   std::uint64_t idempotency = 0;  // idempotency records deleted
+  std::uint64_t waiters = 0;      // expired wait-line tickets deleted (with reap_locks)
   std::chrono::milliseconds took{0};
   bool skipped = false;  // single_active: another process is the active reaper
 };
@@ -47,7 +48,7 @@ struct reaper_options {
   // PostgreSQL: a batch's commit does not wait for its WAL flush (docs/operations.md,
   // "Reaper"). Ignored elsewhere. Default: true.
   bool async_commit = true;
-  // Reap expired lock rows. Default: true.
+  // Reap expired lock rows and expired wait-line tickets (past grace). Default: true.
   bool reap_locks = true;
   // Reap idempotency records past their retention. Default: true.
   bool reap_idempotency = true;

@@ -12,6 +12,7 @@
 #include "core/backoff.hpp"
 #include "core/crypto.hpp"
 #include "core/idempotency_detail.hpp"
+#include "core/ops/idempotency.hpp"
 #include "core/text.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/idempotency.hpp"
@@ -133,23 +134,6 @@ constexpr int claim_retries = 5;  // a claim that saw no row (PostgreSQL snapsho
 
 const char* status_text(idempotency_status s) noexcept { return to_string(s); }
 
-idempotency_status parse_status(const detail::cell& c) {
-  const std::string s = c.value_or("");
-  if (s == "in_progress") return idempotency_status::in_progress;
-  if (s == "completed") return idempotency_status::completed;
-  if (s == "failed") return idempotency_status::failed;
-  throw internal_error("unknown idempotency record status '" + s + "'");
-}
-
-std::int64_t to_int(const detail::cell& c, std::int64_t fallback = 0) {
-  if (!c || c->empty()) return fallback;
-  // Some drivers hand back numeric expressions as "12.0".
-  if (c->find_first_of(".eE") != std::string::npos) return static_cast<std::int64_t>(std::stod(*c));
-  return detail::parse_int_cell(c, "idempotency record");
-}
-
-std::optional<std::string> opt(const detail::cell& c) { return c ? std::optional<std::string>(*c) : std::nullopt; }
-
 void check_body(const idempotency_options& o, const std::string& body) {
   if (body.size() > o.max_body_bytes)
     throw invalid_argument("idempotency response body of " + std::to_string(body.size()) +
@@ -175,15 +159,7 @@ finish_status by_affected(const detail::result& r) {
   return r.affected >= 1 ? finish_status::recorded : finish_status::not_owner;
 }
 
-struct claim_row {
-  idempotency_outcome outcome;
-  std::int64_t attempt;
-  std::optional<std::string> recovery_point;
-  std::optional<int> code;
-  std::optional<std::string> body_hex;
-  bool failed;
-  std::int64_t retry_after_ms;
-};
+using detail::claim_row;
 
 // One claim statement. nullopt: no row (PostgreSQL: the conflicting row was committed after
 // the statement's snapshot; the caller runs it again).
@@ -191,23 +167,9 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
                                     const std::string& fp, const std::string& owner, const idempotency_options& o) {
   std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
                             static_cast<std::int64_t>(o.retention.count())};
-  auto r = b.exec("idem_claim", params);
-  if (r.rows.empty()) return std::nullopt;
-  const auto& row = r.rows.front();
-  if (row.size() < 7) throw internal_error("idem_claim returned " + std::to_string(row.size()) + " columns");
-  claim_row c{};
-  const std::string outcome = row[0].value_or("");
-  if (outcome == "started") c.outcome = idempotency_outcome::started;
-  else if (outcome == "replay") c.outcome = idempotency_outcome::replay;
-  else if (outcome == "in_progress") c.outcome = idempotency_outcome::in_progress;
-  else if (outcome == "mismatch") c.outcome = idempotency_outcome::mismatch;
-  else throw internal_error("idem_claim returned outcome '" + outcome + "'");
-  c.failed = row[1].value_or("") == "failed";
-  c.attempt = to_int(row[2]);
-  c.recovery_point = opt(row[3]);
-  if (row[4]) c.code = static_cast<int>(to_int(row[4]));
-  c.body_hex = opt(row[5]);
-  c.retry_after_ms = to_int(row[6]);
+  const auto row = detail::idempotency_for(b.kind()).claim(b.exec("idem_claim", params));
+  if (!row) return std::nullopt;
+  const claim_row& c = *row;
   switch (c.outcome) {  // metrics: one event per claim statement
     case idempotency_outcome::started:
       detail::count(c.attempt > 1 ? counter::idem_takeover : counter::idem_first);
@@ -238,28 +200,6 @@ claim_row claim(detail::backend& b, const std::string& scope, const std::string&
       if (i + 1 >= claim_retries || !retryable_here(e, b)) throw;
     }
   }
-}
-
-idempotency_record parse_record(const std::vector<detail::cell>& row, bool with_body) {
-  if (row.size() < (with_body ? 16u : 15u)) throw internal_error("idempotency record row is too short");
-  idempotency_record r;
-  r.scope = row[0].value_or("");
-  r.key = row[1].value_or("");
-  r.fingerprint = row[2].value_or("");
-  r.status = parse_status(row[3]);
-  r.owner = opt(row[4]);
-  r.attempt = to_int(row[5]);
-  r.recovery_point = opt(row[6]);
-  if (row[7]) r.response_code = static_cast<int>(to_int(row[7]));
-  r.body_bytes = static_cast<std::size_t>(to_int(row[8]));
-  r.created_at_ms = to_int(row[9]);
-  r.updated_at_ms = to_int(row[10]);
-  r.expires_at_ms = to_int(row[11]);
-  if (row[12]) r.lease_expires_at_ms = to_int(row[12]);
-  if (row[13]) r.lease_remaining = std::chrono::milliseconds(to_int(row[13]));
-  r.expired = to_int(row[14]) != 0;
-  if (with_body && row[15]) r.response_body = idem::hex_decode(*row[15]);
-  return r;
 }
 
 }  // namespace
@@ -464,7 +404,7 @@ std::optional<idempotency_record> idempotency_store::get(std::string_view scope,
   idem::check_key(key);
   auto r = detail::backend_of(db_)->exec("idem_get", {std::string(scope), std::string(key)});
   if (r.rows.empty()) return std::nullopt;
-  auto rec = parse_record(r.rows.front(), true);
+  auto rec = detail::idempotency_for(detail::backend_of(db_)->kind()).record(r.rows.front(), true);
   if (rec.expired && !include_expired) return std::nullopt;
   return rec;
 }
@@ -478,7 +418,8 @@ std::vector<idempotency_record> idempotency_store::list(const idempotency_filter
                     static_cast<std::int64_t>(f.include_expired ? 1 : 0), static_cast<std::int64_t>(f.limit)});
   std::vector<idempotency_record> out;
   out.reserve(r.rows.size());
-  for (const auto& row : r.rows) out.push_back(parse_record(row, false));
+  const auto& rows = detail::idempotency_for(detail::backend_of(db_)->kind());
+  for (const auto& row : r.rows) out.push_back(rows.record(row, false));
   return out;
 }
 

@@ -48,6 +48,7 @@ constexpr counter_text texts[counter_count] = {
     {"reaped_idempotency", "Expired idempotency records deleted by the reaper."},
     {"reaper_runs", "Reaper passes completed."},
     {"reaper_errors", "Reaper passes that failed."},
+    {"reaped_waiters", "Expired wait-line tickets deleted by the reaper."},
 };
 
 }  // namespace

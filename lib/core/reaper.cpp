@@ -1,7 +1,7 @@
 // lib/core/reaper.cpp — the reaper thread (dblock/reaper.hpp): batched deletes of
-// expired lock rows and idempotency records (sql/<dialect>/reap_*.sql) paced by a duty
-// cycle (reaper_pacing.hpp), jittered interval, backoff on errors, optional single
-// active reaper via a session lock.
+// expired lock rows, wait-line tickets and idempotency records (sql/<dialect>/reap_*.sql)
+// paced by a duty cycle (reaper_pacing.hpp), jittered interval, backoff on errors,
+// optional single active reaper via a session lock.
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -35,7 +35,7 @@ struct reaper::state {
 
   explicit state(database d) : db(std::move(d)) {}
 
-  // `name` is reap_locks or reap_idempotency. With opts.async_commit on PostgreSQL a batch
+  // `name` is reap_locks, reap_waiters or reap_idempotency. With opts.async_commit on PostgreSQL a batch
   // that is its own transaction runs <name>_async.sql: its commit does not wait for its WAL
   // flush (synchronous_commit = off for that implicit transaction only). On an attached
   // connection inside the caller's transaction the plain statement runs: the setting would
@@ -72,15 +72,17 @@ struct reaper::state {
       detail::reaper_for(conn->kind()).configure_session(*conn);
       session_configured = true;
     }
-    if (opts.reap_locks)
-      reap_table(rep.locks, [&](std::int64_t n) {
-        return batch("reap_locks", {static_cast<std::int64_t>(opts.grace.count()), n});
-      });
+    if (opts.reap_locks) {
+      const std::int64_t grace = opts.grace.count();
+      reap_table(rep.locks, [&](std::int64_t n) { return batch("reap_locks", {grace, n}); });
+      reap_table(rep.waiters, [&](std::int64_t n) { return batch("reap_waiters", {grace, n}); });
+    }
     if (opts.reap_idempotency)
       reap_table(rep.idempotency, [&](std::int64_t n) { return batch("reap_idempotency", {n}); });
     rep.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
     if (rep.locks) detail::count(counter::reaped_locks, rep.locks);
     if (rep.idempotency) detail::count(counter::reaped_idempotency, rep.idempotency);
+    if (rep.waiters) detail::count(counter::reaped_waiters, rep.waiters);
     detail::count(counter::reaper_runs);
     return rep;
   }

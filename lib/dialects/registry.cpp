@@ -1,6 +1,7 @@
 // lib/dialects/registry.cpp — maps the dialect enum to each dialect's objects: the one
 // place that switches on it (lib/core asks the objects).
 #include "core/dialect.hpp"
+#include "core/ops/idempotency.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
 #include "core/ops/reaper.hpp"
@@ -66,5 +67,12 @@ const optimistic_ops& optimistic_for(dialect d) noexcept {
 }
 
 // --- end of statement families other than leases ---
+
+const idempotency_ops& postgresql_idempotency() noexcept;
+const idempotency_ops& mysql_idempotency() noexcept;
+const idempotency_ops& sqlite_idempotency() noexcept;
+const idempotency_ops& idempotency_for(dialect d) noexcept {
+  return pick(d, postgresql_idempotency(), mysql_idempotency(), sqlite_idempotency());
+}
 
 }  // namespace dblock::detail

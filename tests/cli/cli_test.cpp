@@ -232,7 +232,7 @@ TEST_F(Cli, ReapOnceRemovesOnlyExpiredRowsAndRefusesBadOptions) {
   EXPECT_EQ(list_locks(db).size(), 3u) << "a refused command changed the table";
   auto r = dblock({"--url", url, "reap", "--once", "--grace", "0s", "--async-commit", "false"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "reaped 2 lock rows, 0 idempotency records")) << r.out;
+  EXPECT_TRUE(contains(r.out, "reaped 2 lock rows, 0 wait-line tickets, 0 idempotency records")) << r.out;
   const auto left = list_locks(db);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].name, "live");

@@ -1,7 +1,8 @@
 // tests/conformance/reaper_test.cpp — the reaper, session locks and metrics on all five
 // combinations: 100,000 expired rows reaped while live locks are acquired and renewed
 // (no live row lost), paced passes deleting the same rows as unpaced ones, crashed
-// holders' rows removed after their TTL, the reaper running through a database restart,
+// holders' rows removed after their TTL, expired wait-line tickets removed and a live
+// waiter's kept, the reaper running through a database restart,
 // session locks released when their connection is killed.
 #include <signal.h>
 #include <sys/wait.h>
@@ -408,6 +409,73 @@ TEST_P(ReaperConformance, ReapsExpiredIdempotencyRecordsButNotLiveOnes) {
   EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_idempotency"), 2);
   EXPECT_EQ(lasting.begin("new", "completed", fp).outcome, idempotency_outcome::replay);
   EXPECT_EQ(lasting.complete(live.attempt, {200, "late but fine"}), finish_status::recorded);
+}
+
+// Wait-line tickets of waiters that stopped renewing are deleted past the grace; the ticket
+// of a live waiter is renewed and spared, and that waiter is still granted the name.
+TEST_P(ReaperConformance, ReapsExpiredWaitLineTicketsButNotALiveWaitersOne) {
+  auto url = fresh_database();
+  auto db = dblock::open(url);
+  db.migrate();
+  const std::int64_t dead = 40;
+  switch (kind()) {
+    case dialect::postgresql:
+      raw_query(db,
+                "INSERT INTO dblock_lock_waiters (name, owner, expires_at) SELECT 'contested', repeat('d', 32), "
+                "now() - interval '1 hour' FROM generate_series(1, CAST($1 AS integer))",
+                {dead});
+      break;
+    case dialect::mysql:
+      raw_query(db,
+                "INSERT INTO dblock_lock_waiters (name, owner, expires_at) SELECT 'contested', REPEAT('d', 32), "
+                "UTC_TIMESTAMP(6) - INTERVAL 1 HOUR FROM seq_1_to_" + std::to_string(dead));
+      break;
+    case dialect::sqlite:
+      raw_query(db,
+                "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $1) "
+                "INSERT INTO dblock_lock_waiters (name, owner, expires_at) "
+                "SELECT 'contested', 'dddddddddddddddddddddddddddddddd', 1000 FROM c",
+                {dead});
+      break;
+  }
+  session_options so;
+  so.ttl = 1500ms;  // the waiter's ticket is renewed several times during the test
+  auto hdb = dblock::open(url);
+  session holder(hdb, so);
+  auto held = holder.acquire("contested", 5s);
+  std::atomic<bool> granted{false};
+  std::thread waiter([&] {
+    auto wdb = dblock::open(url);
+    session w(wdb, so);
+    auto l = w.acquire("contested", 30s);
+    granted = true;
+    l.release();
+  });
+  // The waiter has taken its ticket once a live one exists.
+  const char* live_tickets = kind() == dialect::postgresql
+                                 ? "SELECT COUNT(*) FROM dblock_lock_waiters WHERE expires_at > now()"
+                             : kind() == dialect::mysql
+                                 ? "SELECT COUNT(*) FROM dblock_lock_waiters WHERE expires_at > UTC_TIMESTAMP(6)"
+                                 : "SELECT COUNT(*) FROM dblock_lock_waiters "
+                                   "WHERE expires_at > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+  for (int i = 0; i < 500 && query_int(db, live_tickets) == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(query_int(db, live_tickets), 1) << "the waiter took no ticket";
+  std::this_thread::sleep_for(2000ms);  // longer than the ticket's TTL: only renewals keep it
+
+  reaper_options ro;
+  ro.grace = 0ms;
+  ro.batch_size = 15;  // several batches
+  const auto before = metrics()[counter::reaped_waiters];
+  reaper r(db, ro);
+  auto rep = r.run_once();
+  EXPECT_EQ(rep.waiters, static_cast<std::uint64_t>(dead));
+  EXPECT_EQ(metrics()[counter::reaped_waiters] - before, static_cast<std::uint64_t>(dead));
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters"), 1) << "the live waiter's ticket was reaped";
+  EXPECT_FALSE(granted.load());
+  held.release();
+  waiter.join();
+  EXPECT_TRUE(granted.load());
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters"), 0) << "a grant consumes its ticket";
 }
 
 TEST_P(ReaperConformance, MetricsCountIdempotencyOutcomes) {

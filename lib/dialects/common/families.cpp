@@ -1,6 +1,7 @@
 // lib/dialects/common/families.cpp — the shared bases of families.hpp.
 #include "dialects/common/families.hpp"
 
+#include "core/idempotency_detail.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
 #include "dialects/common/rows.hpp"
@@ -89,6 +90,68 @@ std::optional<versioned_row> versioned_reads::read_versioned(backend& b, const s
 
 bool versioned_reads::fenced_check(backend&, const statement&, const value&, std::int64_t) const {
   throw internal_error("fenced_check.sql exists on MySQL only");
+}
+
+namespace {
+// An idempotency integer column; `fallback` for NULL or empty. Some drivers hand back
+// numeric expressions as "12.0".
+std::int64_t idem_int(const cell& c, std::int64_t fallback = 0) {
+  if (!c || c->empty()) return fallback;
+  if (c->find_first_of(".eE") != std::string::npos) return static_cast<std::int64_t>(std::stod(*c));
+  return parse_int_cell(c, "idempotency record");
+}
+
+std::optional<std::string> opt(const cell& c) { return c ? std::optional<std::string>(*c) : std::nullopt; }
+
+idempotency_status idem_status(const cell& c) {
+  const std::string s = c.value_or("");
+  if (s == "in_progress") return idempotency_status::in_progress;
+  if (s == "completed") return idempotency_status::completed;
+  if (s == "failed") return idempotency_status::failed;
+  throw internal_error("unknown idempotency record status '" + s + "'");
+}
+}  // namespace
+
+std::optional<claim_row> idempotency_rows::claim(const result& r) const {
+  if (r.rows.empty()) return std::nullopt;
+  const auto& row = r.rows.front();
+  if (row.size() < 7) throw internal_error("idem_claim returned " + std::to_string(row.size()) + " columns");
+  claim_row c;
+  const std::string outcome = row[0].value_or("");
+  if (outcome == "started") c.outcome = idempotency_outcome::started;
+  else if (outcome == "replay") c.outcome = idempotency_outcome::replay;
+  else if (outcome == "in_progress") c.outcome = idempotency_outcome::in_progress;
+  else if (outcome == "mismatch") c.outcome = idempotency_outcome::mismatch;
+  else throw internal_error("idem_claim returned outcome '" + outcome + "'");
+  c.failed = row[1].value_or("") == "failed";
+  c.attempt = idem_int(row[2]);
+  c.recovery_point = opt(row[3]);
+  if (row[4]) c.code = static_cast<int>(idem_int(row[4]));
+  c.body_hex = opt(row[5]);
+  c.retry_after_ms = idem_int(row[6]);
+  return c;
+}
+
+idempotency_record idempotency_rows::record(const std::vector<cell>& row, bool with_body) const {
+  if (row.size() < (with_body ? 16u : 15u)) throw internal_error("idempotency record row is too short");
+  idempotency_record r;
+  r.scope = row[0].value_or("");
+  r.key = row[1].value_or("");
+  r.fingerprint = row[2].value_or("");
+  r.status = idem_status(row[3]);
+  r.owner = opt(row[4]);
+  r.attempt = idem_int(row[5]);
+  r.recovery_point = opt(row[6]);
+  if (row[7]) r.response_code = static_cast<int>(idem_int(row[7]));
+  r.body_bytes = static_cast<std::size_t>(idem_int(row[8]));
+  r.created_at_ms = idem_int(row[9]);
+  r.updated_at_ms = idem_int(row[10]);
+  r.expires_at_ms = idem_int(row[11]);
+  if (row[12]) r.lease_expires_at_ms = idem_int(row[12]);
+  if (row[13]) r.lease_remaining = std::chrono::milliseconds(idem_int(row[13]));
+  r.expired = idem_int(row[14]) != 0;
+  if (with_body && row[15]) r.response_body = idem::hex_decode(*row[15]);
+  return r;
 }
 
 }  // namespace dblock::detail

@@ -3,6 +3,7 @@
 // from, so each behaviour is written once. Internal.
 #pragma once
 
+#include "core/ops/idempotency.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
@@ -65,6 +66,15 @@ class versioned_reads : public optimistic_ops {
                                               std::string_view version_column) const override;
   bool needs_fenced_check() const noexcept override { return false; }
   bool fenced_check(backend& b, const statement& check, const value& key, std::int64_t token) const override;
+};
+
+// The idempotency statements' columns, the same on every dialect: idem_claim.sql
+// (outcome, status, attempt, recovery_point, response_code, body hex, retry_after_ms) and
+// idem_get.sql / idem_list.sql (the record, its body hex last in idem_get).
+class idempotency_rows : public idempotency_ops {
+ public:
+  std::optional<claim_row> claim(const result& r) const override;
+  idempotency_record record(const std::vector<cell>& row, bool with_body) const override;
 };
 
 }  // namespace dblock::detail

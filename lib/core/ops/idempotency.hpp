@@ -1,0 +1,41 @@
+// lib/core/ops/idempotency.hpp — the idempotency statement family's rows
+// (sql/<dialect>/idem_claim.sql, idem_get.sql, idem_list.sql) as typed values. Every
+// dialect's statements return the same columns, read once in lib/dialects/common/
+// (idempotency_rows) and handed out per dialect by lib/dialects/<dialect>/idempotency.cpp.
+// Internal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "dblock/idempotency.hpp"
+
+namespace dblock::detail {
+
+// What one claim statement answered.
+struct claim_row {
+  idempotency_outcome outcome = idempotency_outcome::started;
+  std::int64_t attempt = 0;
+  std::optional<std::string> recovery_point;
+  std::optional<int> code;
+  std::optional<std::string> body_hex;  // the stored response body, hex-encoded
+  bool failed = false;                  // replay of a record finished as failed
+  std::int64_t retry_after_ms = 0;      // in_progress: time left on the live attempt's lease
+};
+
+class idempotency_ops {
+ public:
+  virtual ~idempotency_ops() = default;
+  // The claim's row; nullopt when the statement returned none (PostgreSQL: the conflicting
+  // row was committed after the statement's snapshot, the caller runs it again).
+  [[nodiscard]] virtual std::optional<claim_row> claim(const result& r) const = 0;
+  // One row of idem_get.sql (with_body) or idem_list.sql.
+  [[nodiscard]] virtual idempotency_record record(const std::vector<cell>& row, bool with_body) const = 0;
+};
+
+[[nodiscard]] const idempotency_ops& idempotency_for(dialect d) noexcept;
+
+}  // namespace dblock::detail

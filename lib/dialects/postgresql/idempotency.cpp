@@ -1,0 +1,12 @@
+// lib/dialects/postgresql/idempotency.cpp — the idempotency rows on PostgreSQL: the columns every
+// dialect's idem_*.sql returns alike (lib/dialects/common/families.hpp).
+#include "dialects/common/families.hpp"
+
+namespace dblock::detail {
+
+const idempotency_ops& postgresql_idempotency() noexcept {
+  static const idempotency_rows ops;
+  return ops;
+}
+
+}  // namespace dblock::detail
