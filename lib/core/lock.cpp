@@ -76,6 +76,7 @@ struct session_core final : link::job {
   std::shared_ptr<link> renewals;  // runs renew() below
   bool renewals_cuttable = false;  // its connection is dblock's own: the deadline thread may cut it
   std::shared_ptr<link> notices;   // LISTEN for releases, when possible (may be `renewals`)
+  bool release_notices = false;    // releases of other processes wake waiters (NOTIFY)
 
   std::mutex mu;
   // Guarded by mu:
@@ -457,6 +458,7 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
                                    std::max(o.connect_timeout, std::chrono::seconds(1)));
     const bool wants_notices = c.opts.listen && detail::traits_of(c.db->kind()).notify && !c.db->pooled();
     if (c.opts.renew_on == renewal_connection::shared || wants_notices) c.notices = link::shared(*c.db, o);
+    c.release_notices = wants_notices;
     c.renewals = c.opts.renew_on == renewal_connection::shared ? c.notices : link::on(c.db);
     c.renewals_cuttable = true;
   } else {
@@ -496,7 +498,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   auto& board = detail::release_board::get();
   const auto started = clock_type::now();
   const auto deadline = started + wait;
-  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}());
+  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(), c.release_notices);
   ticket place(c);
   std::int64_t ahead = 0;  // live tickets before ours, when we have one
   auto record_wait = [&] {
@@ -547,7 +549,7 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
         ahead = 0;  // could not tell: try next time
       }
       if (ahead == 0 && (joined || was_ahead > 0)) {
-        pacer.reset(clock_type::now());  // first in line now: try at once, and poll from min_backoff
+        pacer.first_in_line();  // first in line now: try at once, backoff from the start
         continue;
       }
     }

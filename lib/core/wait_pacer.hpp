@@ -6,7 +6,10 @@
 // try that shows another grant than the previous one (a fence identifies a grant) means the
 // lock is changing hands, so the backoff starts over, and while grants keep coming at the
 // pace observed the cap stays near twice that interval instead of growing to `max`. A sleep
-// never runs (much) past the holder's expiry.
+// never runs (much) past the holder's expiry. Where no release notice wakes the waiter
+// (`notified` false), the first in line learns of a release only by trying: while grants
+// come at the observed pace it polls at a fine period (an eighth of that pace, 250 us to
+// `min`), so a hand-off costs about one such period rather than a doubling step.
 #pragma once
 
 #include <chrono>
@@ -21,12 +24,15 @@ class wait_pacer {
   using clock = std::chrono::steady_clock;
   using us = std::chrono::microseconds;
 
-  wait_pacer(us min, us max, clock::time_point start, std::uint64_t seed);
+  wait_pacer(us min, us max, clock::time_point start, std::uint64_t seed, bool notified = true);
 
   // A try was refused at `now`; `fence` is the grant that refused it, if known.
   void refused(std::optional<std::int64_t> fence, clock::time_point now);
   // Forgets what was learnt about the pace of grants (the waiter's situation changed).
   void reset(clock::time_point now);
+  // The waiter became first in line: its backoff starts over; the pace of grants it saw
+  // while behind is kept (the current hold began at the last grant it saw).
+  void first_in_line();
   // The sleep before the next try. `holder_left`: the holder's time to expiry, if known.
   [[nodiscard]] us next(std::optional<std::chrono::milliseconds> holder_left, clock::time_point now);
 
@@ -39,6 +45,7 @@ class wait_pacer {
 
  private:
   us min_, max_;
+  bool notified_;
   int step_ = 0;
   std::int64_t last_fence_ = 0;  // 0 = none yet (fences start at 1)
   clock::time_point last_change_;

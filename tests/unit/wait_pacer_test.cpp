@@ -1,6 +1,7 @@
 // tests/unit/wait_pacer_test.cpp — the waiting acquire's sleep policy (lib/core/wait_pacer.hpp)
 // without a database: bounds, doubling, the reset on a hand-off, the cap near the observed
-// pace of grants, and the holder's expiry as a ceiling.
+// pace of grants, fine polls of the first in line without release notices, and the
+// holder's expiry as a ceiling.
 #include <gtest/gtest.h>
 
 #include "core/wait_pacer.hpp"
@@ -51,6 +52,40 @@ TEST(WaitPacer, KeepsNearThePaceOfGrantsWhileItHolds) {
   us longest{0};
   for (int i = 0; i < 12; ++i) longest = std::max(longest, p.next(std::nullopt, t));
   EXPECT_GT(longest, us(50'000));
+}
+
+// Without release notices the first in line polls at an eighth of the observed pace (at
+// least 250 us, at most min) near the expected end of a hold, and the pace learnt while
+// behind in line survives becoming first.
+TEST(WaitPacer, PollsFinelyForAReleaseWhenNoNoticeWakesIt) {
+  auto t = clk::time_point{} + 1h;
+  wait_pacer quiet(us(2000), us(250'000), t, 11, /*notified=*/false);
+  wait_pacer woken(us(2000), us(250'000), t, 11, /*notified=*/true);
+  std::int64_t fence = 1;
+  for (int i = 0; i < 10; ++i) {
+    quiet.refused(fence, t);
+    woken.refused(fence, t);
+    ++fence;
+    t += 4ms;
+  }
+  quiet.first_in_line();
+  woken.first_in_line();
+  EXPECT_NEAR(static_cast<double>(quiet.interval().count()), 4000.0, 400.0) << "pace kept";
+  quiet.refused(fence, t);  // the hold that just began
+  woken.refused(fence, t);
+  us longest_quiet{0}, longest_woken{0};
+  for (int i = 0; i < 20; ++i) {
+    longest_quiet = std::max(longest_quiet, quiet.next(std::nullopt, t + 1ms));
+    longest_woken = std::max(longest_woken, woken.next(std::nullopt, t + 1ms));
+  }
+  EXPECT_LE(longest_quiet, us(500)) << "an eighth of the 4 ms pace";
+  EXPECT_GT(longest_woken, us(1000)) << "a release notice wakes it: no fine polls";
+  // A hold far past the pace: the doubling goes on from twice the pace (8 ms), not from
+  // where twenty fine polls would have taken it.
+  EXPECT_LE(quiet.next(std::nullopt, t + 50ms), us(8000));
+  us later{0};
+  for (int i = 0; i < 12; ++i) later = std::max(later, quiet.next(std::nullopt, t + 50ms));
+  EXPECT_GT(later, us(2000));
 }
 
 TEST(WaitPacer, NeverSleepsPastTheHoldersExpiry) {

@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -275,7 +276,23 @@ class soci_driver final : public driver {
 
   void set_busy_timeout(std::chrono::milliseconds wait) override {
     if (kind_ != dialect::sqlite) return;
-    sqlite3_busy_timeout(sqlite_conn(), static_cast<int>(wait.count()));
+    busy_wait_ = wait;
+    sqlite3_busy_handler(sqlite_conn(), &soci_driver::on_busy, this);
+  }
+
+  // SQLite's own busy timeout sleeps 1, 2, 5, 10, 15, 20, 25 ... 100 ms between looks, so a
+  // writer that loses the race a few times looks again tens of ms after the lock came
+  // free; behind a strict wait line everyone waits for that one writer. dblock's
+  // statements hold the write lock well under a millisecond: look again soon (full jitter,
+  // 100 us doubling to 2 ms) until busy_wait_ has passed since the first refusal.
+  static int on_busy(void* self, int count) {
+    auto* d = static_cast<soci_driver*>(self);
+    const auto now = std::chrono::steady_clock::now();
+    if (count == 0) {
+      d->busy_since_ = now;
+      d->busy_backoff_.reset();
+    }
+    return sleep_before(d->busy_backoff_, d->busy_since_ + d->busy_wait_) ? 1 : 0;
   }
 
   // SQLite connection set-up from sql/sqlite/connect.sql (WAL, synchronous, ...).
@@ -393,6 +410,10 @@ class soci_driver final : public driver {
   std::string desc_;
   bool in_tx_ = false;
   bool external_tx_ = false;  // the caller's transaction: never begun, committed or rolled back here
+  // SQLite busy handler (on_busy): the wait, when the current wait began, its backoff.
+  std::chrono::milliseconds busy_wait_{30'000};
+  std::chrono::steady_clock::time_point busy_since_;
+  backoff busy_backoff_{{.initial = std::chrono::microseconds(100), .max = std::chrono::microseconds(2000)}};
 };
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
@@ -461,6 +482,15 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   d->set_pooled(u.pooler == pooler_mode::transaction);
   d->remember_socket();
   if (u.kind == dialect::sqlite) {
+    // The busy wait of `?timeout=N` (seconds, default 30), with dblock's finer busy handler.
+    auto it = u.options.find("timeout");
+    long long seconds = 30;
+    if (it != u.options.end()) {
+      const auto& t = it->second;
+      if (std::from_chars(t.data(), t.data() + t.size(), seconds).ec != std::errc() || seconds < 0)
+        throw invalid_argument("SQLite busy timeout '" + t + "' is not a whole number of seconds (?timeout=N)");
+    }
+    d->set_busy_timeout(std::chrono::seconds(seconds));
     d->configure_sqlite(opts.connect_timeout);
     d->enable_statement_cache();
   }
