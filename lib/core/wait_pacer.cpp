@@ -21,8 +21,8 @@ void wait_pacer::refused(std::optional<std::int64_t> fence, clock::time_point no
 }
 
 void wait_pacer::reset(clock::time_point now) {
+  line_pace_ = us(0);
   step_ = 0;
-  behind_step_ = 0;
   last_ahead_ = -1;
   last_fence_ = 0;
   interval_ = us(0);
@@ -30,8 +30,9 @@ void wait_pacer::reset(clock::time_point now) {
 }
 
 void wait_pacer::first_in_line() {
+  // The pace learnt from moving up counts every grant; fences seen now and then skip some.
+  if (line_pace_.count() > 0) interval_ = line_pace_;
   step_ = 0;
-  behind_step_ = 0;
   last_ahead_ = -1;
 }
 
@@ -57,14 +58,24 @@ wait_pacer::us wait_pacer::next(std::optional<std::chrono::milliseconds> holder_
 
 wait_pacer::us wait_pacer::behind(std::int64_t ahead, clock::time_point now) {
   if (last_ahead_ >= 0 && ahead < last_ahead_) {
-    behind_step_ = 0;  // moved up
-  } else if (last_ahead_ >= 0) {
-    behind_step_ = std::min(behind_step_ + 1, 20);
+    // Moved up: (last_ahead_ - ahead) grants since last_moved_, the pace of this line.
+    // Biased fast: a faster sample is believed at once, a slower one a quarter. Waking
+    // early costs a read; waking after its turn stalls the whole line.
+    const auto per_grant = std::max(us(1), std::chrono::duration_cast<us>(now - last_moved_) / (last_ahead_ - ahead));
+    line_pace_ = line_pace_.count() == 0 ? per_grant : std::min(per_grant, (line_pace_ * 3 + per_grant) / 4);
+    last_moved_ = now;
+  } else if (last_ahead_ < 0) {
+    last_moved_ = now;
   }
   last_ahead_ = ahead;
-  us cap = std::min<us>(max_, min_ * (std::int64_t{1} << behind_step_));
-  if (interval_.count() > 0 && now - last_change_ < 4 * interval_)
-    cap = std::min(cap, std::max(min_, interval_ * std::max<std::int64_t>(1, ahead) / 2));
+  // A quarter of the time the grants before ours but the current one take at that pace:
+  // the next in line (ahead 1) looks every `min`.
+  us cap = min_;
+  if (line_pace_.count() > 0)
+    cap = std::clamp(line_pace_ * (std::max<std::int64_t>(1, ahead) - 1) / 4, min_, std::max(max_, us(10'000'000)));
+  // A line that stopped (a long hold) may be slept through for a quarter of the time it has
+  // stood still (at most `max`): waking late then adds at most a quarter to that hold.
+  cap = std::max(cap, std::min(max_, std::chrono::duration_cast<us>(now - last_moved_) / 4));
   const auto lo = std::max<long long>(1, cap.count() / 2);
   return us(std::uniform_int_distribution<long long>(lo, std::max<long long>(lo, cap.count()))(rng_));
 }

@@ -37,8 +37,11 @@ class wait_pacer {
   [[nodiscard]] us next(std::optional<std::chrono::milliseconds> holder_left, clock::time_point now);
 
   // The sleep of a waiter `ahead` places behind the first in line, before it looks again:
-  // doubling from `min` while it does not move up (a long hold), from `min` again each time
-  // it does, and while grants come at the pace seen, about the time of half its hand-offs.
+  // a quarter of the time the grants before its own but the current one take at the pace
+  // learnt from how fast `ahead` fell (biased fast; at least `min`, at most `max` or 10 s,
+  // whichever is longer), so that a waiter far back reads its place a few dozen times per
+  // wait and the next in line every `min`. While the line stands still (a long hold), at
+  // most a quarter of the time it has stood still, up to `max`.
   [[nodiscard]] us behind(std::int64_t ahead, clock::time_point now);
 
   [[nodiscard]] us interval() const noexcept { return interval_; }  // 0 = no hand-off seen yet
@@ -51,7 +54,8 @@ class wait_pacer {
   clock::time_point last_change_;
   us interval_{0};  // smoothed time between observed grant changes
   std::int64_t last_ahead_ = -1;  // behind(): the place seen last, -1 = none
-  int behind_step_ = 0;
+  clock::time_point last_moved_;  // behind(): when the place last fell (or was first seen)
+  us line_pace_{0};               // behind(): smoothed time per grant ahead, 0 = unknown
   std::mt19937_64 rng_;
 };
 

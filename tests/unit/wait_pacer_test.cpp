@@ -1,6 +1,6 @@
 // tests/unit/wait_pacer_test.cpp — the waiting acquire's sleep policy (lib/core/wait_pacer.hpp)
 // without a database: bounds, doubling, the reset on a hand-off, the cap near the observed
-// pace of grants, fine polls of the first in line without release notices, and the
+// pace of grants, reads of a waiter far back in line, fine polls of the first in line without release notices, and the
 // holder's expiry as a ceiling.
 #include <gtest/gtest.h>
 
@@ -107,21 +107,44 @@ TEST(WaitPacer, ResetForgetsThePace) {
   EXPECT_LE(p.next(std::nullopt, t), us(1000));
 }
 
-TEST(WaitPacer, BehindTheFirstItBacksOffWhileStuckAndStartsOverWhenItMovesUp) {
+// While the line stands still (a long hold) a waiter sleeps at most a quarter of the time
+// it has stood still, up to max_backoff.
+TEST(WaitPacer, BehindTheFirstItSleepsLongerWhileTheLineStandsStill) {
   auto t = clk::time_point{} + 1h;
   wait_pacer p(us(2000), us(250'000), t, 11);
-  us longest{0};
-  for (int i = 0; i < 12; ++i) longest = std::max(longest, p.behind(5, t));  // not moving: a long hold
-  EXPECT_GT(longest, us(100'000));
-  EXPECT_LE(longest, us(250'000));
-  EXPECT_LE(p.behind(4, t), us(2000)) << "moved up: from min_backoff again";
-  // Grants every 2 ms: about half the time of its hand-offs, however long it waited.
-  std::int64_t fence = 1;
-  for (int i = 0; i < 6; ++i) {
-    p.refused(fence++, t);
-    t += 2ms;
+  EXPECT_LE(p.behind(5, t), us(2000));
+  EXPECT_LE(p.behind(5, t + 40ms), us(10'000));
+  EXPECT_GE(p.behind(5, t + 40ms), us(5000));
+  EXPECT_LE(p.behind(5, t + 10s), us(250'000));
+  EXPECT_GE(p.behind(5, t + 10s), us(125'000));
+  // Moving again: a slow sample (1 grant in 10 s), then 3 grants in 8 ms, believed at once.
+  (void)p.behind(4, t + 10s);
+  EXPECT_LE(p.behind(1, t + 10s + 8ms), us(2000)) << "next in line: every min_backoff";
+}
+
+// A waiter far back reads its place about a quarter of the way to its expected turn: a
+// few dozen reads per wait, not one every min_backoff, however fast the line moves.
+TEST(WaitPacer, FarBackItLooksAgainHalfwayToItsTurn) {
+  auto t = clk::time_point{} + 1h;
+  wait_pacer p(us(2000), us(250'000), t, 5);
+  std::int64_t ahead = 300;
+  (void)p.behind(ahead, t);
+  int reads = 0;
+  while (ahead > 0) {
+    const auto s = p.behind(ahead, t);
+    ++reads;
+    if (reads > 2) {  // the pace is known: 3 ms per grant
+      // The simulated pace is 3 ms give or take the rounding of whole grants.
+      EXPECT_LE(s, std::max(us(2000), us(3000) * (ahead - 1) * 13 / 40) + us(300)) << "ahead " << ahead;
+      EXPECT_GE(s, std::min(us(10'000'000), us(3000) * (ahead - 1) / 16)) << "ahead " << ahead;
+    }
+    const auto grants = std::max<std::int64_t>(1, s / us(3000));  // one grant every 3 ms
+    t += s;
+    ahead = std::max<std::int64_t>(0, ahead - grants);
   }
-  for (int i = 0; i < 10; ++i) EXPECT_LE(p.behind(3, t), us(3000));
+  EXPECT_LE(reads, 40) << "a 300-place wait took " << reads << " reads";
+  // Near the front: about half a hand-off, at least min_backoff.
+  EXPECT_LE(p.behind(1, t), us(2000));
 }
 
 }  // namespace
