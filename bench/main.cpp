@@ -249,13 +249,13 @@ bool write_chart(const report& rep, const std::filesystem::path& out, const std:
 
 int run(int argc, char** argv) {
   options o;
-  std::string size = "full", only, parts = "micro,diag,renew,hot,reaper", out;
+  std::string size = "full", only, parts = "micro,diag,renew,hot,reaper,peers", out;
   CLI::App app{"dblock_bench run — dblock against hand-written raw SQL, in one run (docs/performance.md)"};
   app.add_option("--size", size, "full (a few minutes) or tiny (CI smoke test, seconds)")
       ->check(CLI::IsMember({"full", "tiny"}));
   app.add_option("--out", out, "folder for bench.json, bench.png and the chart data (default bench/results)");
   app.add_option("--only", only, "combinations to run: pqxx_postgresql,mysql_mariadb,soci_sqlite");
-  app.add_option("--parts", parts, "parts to run: micro,diag,renew,hot,reaper,fleet (fleet is not in the default)");
+  app.add_option("--parts", parts, "parts to run: micro,diag,renew,hot,reaper,peers,fleet (fleet is not in the default)");
   app.add_option("--reps", o.reps, "micro: repetitions per benchmark");
   app.add_option("--min-time", o.min_time, "micro: seconds per repetition");
   app.add_option("--contenders", o.contenders, "hot lock: contender processes");
@@ -352,6 +352,7 @@ int run(int argc, char** argv) {
     if (wanted(parts, "renew")) run_renewal(o, combos, rep);
     if (wanted(parts, "hot")) run_hot_lock(o, combos, rep);
     if (wanted(parts, "reaper")) run_reaper(o, combos, rep);
+    if (wanted(parts, "peers")) run_peers(o, combos, rep);
     if (!parts.empty() && wanted(parts, "fleet")) run_fleet(o, combos, rep);
   } catch (const std::exception& e) {
     rep.fail(std::string("aborted: ") + e.what());

@@ -21,6 +21,7 @@ DBLOCK_BUILD_PACKAGES=(
     libssl-dev                     # SHA-256 fingerprints, random owner tokens
     libcli11-dev nlohmann-json3-dev  # CLI parsing, `dblock locks --json`
     libgtest-dev libbenchmark-dev gnuplot-nox  # tests, bench/ and its plots
+    libhiredis-dev redis-server    # bench/: Redis beside dblock (the peers part)
     procps                         # pgrep/ps, used by tests that kill processes
     faketime                       # tests/faults: a worker whose wall clock jumps (libfaketime)
     dpkg-dev file                  # cpack -G DEB: dpkg-shlibdeps computes Depends (CPack runs file)
