@@ -32,6 +32,10 @@ class idempotency_ops {
   // The claim's row; nullopt when the statement returned none (PostgreSQL: the conflicting
   // row was committed after the statement's snapshot, the caller runs it again).
   [[nodiscard]] virtual std::optional<claim_row> claim(const result& r) const = 0;
+  // Whether a claim first sends idem_peek.sql, a read that answers every outcome that
+  // writes nothing (replay, mismatch, in progress). Worth it where a read costs far less
+  // than the claim's write: SQLite, in process, whose upsert writes even an unchanged row.
+  [[nodiscard]] virtual bool peeks_before_claim() const noexcept { return false; }
   // One row of idem_get.sql (with_body) or idem_list.sql.
   [[nodiscard]] virtual idempotency_record record(const std::vector<cell>& row, bool with_body) const = 0;
 };
