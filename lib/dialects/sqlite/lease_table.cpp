@@ -1,7 +1,9 @@
 // lib/dialects/sqlite/lease_table.cpp — lease locks and the wait line on SQLite
 // (sql/sqlite/lock_*.sql). A refused upsert returns no row (the caller asks lock_holder when
-// it needs the holder); tickets are renewed by a second statement while the session waits,
-// and a granted waiter deletes its ticket itself.
+// it needs the holder); tickets are renewed by a second statement while the session waits.
+// A waiter's try and the deletion of its ticket when granted share one transaction: one
+// commit, one fsync per hand-off (statements run in process, a transaction costs no round
+// trip).
 #include "core/idempotency_detail.hpp"  // format_utc_ms
 #include "core/ops/lease_table.hpp"
 #include "dialects/common/families.hpp"
@@ -16,10 +18,26 @@ constexpr rows::lock_columns acquire_cols{.holder = 3, .fence = 1, .holds = 2, .
 class sqlite_table final : public lease_table_reads {
  public:
   bool refusal_names_holder() const noexcept override { return false; }
-  bool grant_consumes_ticket() const noexcept override { return false; }
+  bool grant_consumes_ticket() const noexcept override { return true; }
   bool async_release() const noexcept override { return false; }
 
   grant_outcome acquire(backend& b, const grant_request& r) const override {
+    const bool ticket = r.line_bound != behind_every_waiter && r.line_bound != ahead_of_every_waiter;
+    if (!ticket) return grant(b, r);
+    grant_outcome out;
+    auto with_ticket = [&] {
+      out = grant(b, r);
+      if (out.granted) (void)b.exec("lock_line_leave", {r.line_bound, r.owner});
+    };
+    if (b.raw().in_transaction()) {
+      with_ticket();  // the caller's transaction commits both
+    } else {
+      b.in_transaction(with_ticket);
+    }
+    return out;
+  }
+
+  static grant_outcome grant(backend& b, const grant_request& r) {
     // Rows are grants only (RETURNING yields nothing when refused).
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     if (res.rows.empty()) return {};
