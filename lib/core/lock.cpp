@@ -25,6 +25,7 @@
 #include "core/dialect.hpp"
 #include "core/link.hpp"
 #include "core/ops/lease_table.hpp"
+#include "core/ops/replication.hpp"
 #include "core/release_board.hpp"
 #include "core/text.hpp"
 #include "core/wait_pacer.hpp"
@@ -434,6 +435,7 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
                            " ms is out of range (0 to 24 h)");
   auto& c = *core_;
   c.db = detail::backend_of(db);
+  detail::check_replication_once(*c.db, opts.replication, "session start");
   c.table = &detail::lease_table_for(c.db->kind());
   c.line = &detail::wait_line_for(c.db->kind());
   c.opts = std::move(opts);
