@@ -220,6 +220,46 @@ TEST_F(Failover, SynchronousStandbyIsNotReported) {
   EXPECT_NO_THROW([&] { session s(db, with_policy(replication_policy::refuse)); }());
 }
 
+// The primary crashes and nothing is promoted for longer than the lease: the holder's
+// renewals find no writable server, so it must be told its lease is lost by its local
+// deadline. Once the standby is promoted (synchronous: the grant is there), the name is
+// granted again only after the lease and its lock delay ran out, with a larger fence.
+TEST_F(Failover, HolderWithoutAWritablePrimaryIsToldItsLeaseIsLost) {
+  pg_pair pair("sync");
+  auto db = dblock::open(pair.multi());
+  (void)db.migrate({.replication = replication_policy::refuse});
+  std::atomic<int> lost{0};
+  session_options o = with_policy(replication_policy::refuse, std::chrono::milliseconds(1500));
+  o.lock_delay = std::chrono::milliseconds(500);
+  o.on_lost = [&](const lost_lease&) { ++lost; };
+  session s(db, o);
+  auto l = s.try_acquire("ha-lost");
+  ASSERT_TRUE(l);
+  const auto fence = l->fence();
+  pair.run("crash-pg");
+  const auto deadline = l->trusted_until();  // no renewal can move it any more
+  // Nothing writable answers: by the local deadline the lease is no longer trusted.
+  while (std::chrono::steady_clock::now() < deadline + std::chrono::milliseconds(200) && l->is_held())
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto noticed = std::chrono::steady_clock::now();
+  EXPECT_FALSE(l->is_held()) << "still trusted after its local deadline without a primary";
+  EXPECT_LE(noticed, deadline + std::chrono::milliseconds(200));
+  const auto wait_callback = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (lost.load() == 0 && std::chrono::steady_clock::now() < wait_callback)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(lost.load(), 1) << "the lost-lease callback did not fire";
+  std::cout << "[ failover ] without a primary, the lease stopped being trusted "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(noticed - deadline).count()
+            << " ms after its local deadline (polled every 10 ms); reason: " << l->lost_reason() << "\n";
+
+  pair.run("promote-pg-standby");
+  auto db2 = dblock::open(pair.multi());
+  session s2(db2, with_policy(replication_policy::ignore, std::chrono::seconds(5)));
+  auto again = until_it_answers([&] { return s2.acquire("ha-lost", std::chrono::seconds(10)); });
+  EXPECT_GT(again.fence(), fence);
+  EXPECT_EQ(again.fence() / timeline_unit, 2);
+}
+
 // ------------------------------------------------------------------ workload runs
 
 double run_seconds() {
