@@ -526,6 +526,7 @@ struct run_config {
   std::int64_t ops = 0;  // stop after this many operations (0: duration only)
   std::vector<std::string> faults;
   int fault_interval_ms = 1500;
+  int failover_lag_ms = 0;  // failover: the standby stops receiving WAL this long before
   std::string servers_dir;
   std::string servers_script = DBLOCK_SERVERS_SCRIPT;
   std::string relay_program = DBLOCK_RELAY;
@@ -1048,6 +1049,13 @@ class driver {
     if (failovers_ > 0) return;
     if (cfg_.servers_dir.empty()) throw std::runtime_error("the failover fault needs --servers-dir (a primary + standby pair)");
     ++failovers_;
+    if (cfg_.failover_lag_ms > 0) {
+      // Asynchronous replication falling behind: what the primary grants from here on is
+      // lost with it.
+      run_servers_script("detach-pg-standby");
+      record({{"kind", "standby-detached"}, {"lag_ms", cfg_.failover_lag_ms}});
+      sleep_ms(cfg_.failover_lag_ms);
+    }
     const auto t0 = mono_ns();
     run_servers_script("failover-pg");
     record({{"kind", "failover"}, {"how", "failover-pg"}, {"m", t0}, {"took_ms", (mono_ns() - t0) / 1'000'000}});
@@ -1167,6 +1175,9 @@ int main(int argc, char** argv) {
   run->add_option("--faults", faults,
                   "comma separated: kill,pause,connkill,restart,clock,partition,reply-loss,partition-all");
   run->add_option("--fault-interval-ms", rc.fault_interval_ms, "mean time between faults");
+  run->add_option("--failover-lag-ms", rc.failover_lag_ms,
+                  "failover fault: the standby stops receiving WAL this long before the primary crashes "
+                  "(asynchronous standbys only: a synchronous primary would wait for it)");
   run->add_option("--servers-dir", rc.servers_dir, "scripts/servers folder (restart fault)")
       ->envname("DBLOCK_TEST_SERVERS_DIR");
   run->add_option("--servers-script", rc.servers_script, "path of scripts/servers");
