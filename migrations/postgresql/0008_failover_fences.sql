@@ -26,6 +26,12 @@ $fn$;
 
 DROP FUNCTION IF EXISTS dblock_lock_acquire(text, text, bigint, text, boolean, bigint, bigint);
 
+-- dblock_lock_acquire draws its fences from dblock_next_fence(). A live row of the same owner
+-- is re-entered (holds + 1, same fence) as before, except when the try says it does not hold
+-- the name (p_line_bound other than 0 and NULL) and the row's fence is from an earlier
+-- timeline: that row is an older grant of its own brought back by a failover that lost the
+-- newer ones, and is granted afresh (holds 1, a new fence above every fence handed out).
+
 -- Acquire or re-enter lease lock p_name for p_owner (TTL p_ttl_ms, lock delay
 -- p_lock_delay_ms already included in it). One row: granted 1 (fresh grant or takeover of an
 -- expired row with a new fence (dblock_next_fence) drawn under the name's grant lock, or live re-entry with
@@ -70,9 +76,12 @@ BEGIN
     VALUES (p_name, p_owner, 1, dblock_next_fence(), now(),
             now() + p_ttl_ms * interval '1 millisecond', p_holder, p_lock_delay_ms)
     ON CONFLICT (name) DO UPDATE SET
-      holds       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.holds + 1 ELSE 1 END,
-      fence       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.fence ELSE EXCLUDED.fence END,
-      acquired_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.acquired_at ELSE now() END,
+      holds       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
+                         AND NOT (p_line_bound <> 0 AND l.fence < EXCLUDED.fence / 1099511627776 * 1099511627776) THEN l.holds + 1 ELSE 1 END,
+      fence       = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
+                         AND NOT (p_line_bound <> 0 AND l.fence < EXCLUDED.fence / 1099511627776 * 1099511627776) THEN l.fence ELSE EXCLUDED.fence END,
+      acquired_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
+                         AND NOT (p_line_bound <> 0 AND l.fence < EXCLUDED.fence / 1099511627776 * 1099511627776) THEN l.acquired_at ELSE now() END,
       owner       = EXCLUDED.owner,
       expires_at  = EXCLUDED.expires_at,
       holder      = EXCLUDED.holder,
