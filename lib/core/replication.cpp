@@ -46,7 +46,7 @@ void check_replication_now(backend& b, replication_policy policy, const char* wh
   try {
     rep = replication_for(b.kind()).check(b);
   } catch (const error&) {
-    // Warning mode must not make a session start fail where it used to work; the
+    // Warning mode must not make a session start fail on an unanswered check; the
     // session's own statements report an unreachable server soon enough.
     if (policy == replication_policy::refuse) throw;
     return;

@@ -27,7 +27,7 @@ $fn$;
 DROP FUNCTION IF EXISTS dblock_lock_acquire(text, text, bigint, text, boolean, bigint, bigint);
 
 -- dblock_lock_acquire draws its fences from dblock_next_fence(). A live row of the same owner
--- is re-entered (holds + 1, same fence) as before, except when the try says it does not hold
+-- is re-entered (holds + 1, same fence), except when the try says it does not hold
 -- the name (p_line_bound other than 0 and NULL) and the row's fence is from an earlier
 -- timeline: that row is an older grant of its own brought back by a failover that lost the
 -- newer ones, and is granted afresh (holds 1, a new fence above every fence handed out).

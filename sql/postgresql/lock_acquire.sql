@@ -23,7 +23,8 @@
 -- Outcomes (one row, or none in a rare race):
 --   granted = 1: fresh grant (new fence from dblock_next_fence(), holds = 1), takeover of an
 --                expired row (new fence), or re-entry by the same live owner (holds + 1,
---                same fence);
+--                same fence; when $6 is not 0, a live row of the same owner granted on an
+--                earlier timeline is granted afresh instead, see migration 0008);
 --   granted = 0: a live row of another owner, or an expired one while an earlier waiter is
 --                in line; its holder, fence and expiry are returned.
 -- No row: the name has no row but an earlier waiter is in line (or a rare lost race).
