@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
   app.add_option("--pooler", g.pooler,
                  "transaction: PostgreSQL is reached through a pooler in transaction pooling mode "
                  "(PgBouncer); the same as ?pooler=transaction in the URL");
+  app.add_option("--replication", g.replication,
+                 "warn (default): a warning on stderr when PostgreSQL's replication can lose a committed grant "
+                 "on failover; refuse: fail instead; ignore: do not check")
+      ->check(CLI::IsMember({"warn", "refuse", "ignore"}));
 
   // One line per feature file (lib/cli/<feature>.cpp).
   cli::command_registry reg;

@@ -210,6 +210,16 @@ TEST_F(Failover, AsynchronousStandbyIsReported) {
   auto r = test::run_process(o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("dblock: warning: replication of"), std::string::npos) << r.err;
+  // --replication refuse: one error line, a failure exit; ignore: silence.
+  o.argv = {DBLOCK_CLI, "--url", pair.primary(), "--replication", "refuse", "migrate"};
+  r = test::run_process(o);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("refused (replication_policy::refuse)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("dblock_pw"), std::string::npos) << "the error shows the password";
+  o.argv = {DBLOCK_CLI, "--url", pair.primary(), "--replication", "ignore", "migrate"};
+  r = test::run_process(o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
 }
 
 TEST_F(Failover, SynchronousStandbyIsNotReported) {
