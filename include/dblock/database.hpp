@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dblock/replication.hpp"
 #include "dblock/url.hpp"
 
 namespace dblock {
@@ -20,6 +21,9 @@ namespace dblock {
 struct migrate_options {
   // How long to wait for the migration lock held by another deploy. Default 60 s.
   std::chrono::milliseconds lock_wait{60'000};
+  // After migrating: does the server's replication risk losing a committed grant on
+  // failover (replication.hpp)? Default: replication_policy::warn.
+  replication_policy replication = replication_policy::warn;
 };
 
 struct migration_info {

@@ -9,6 +9,7 @@
 #include "dblock/metrics.hpp"
 #include "dblock/open.hpp"
 #include "dblock/reaper.hpp"
+#include "dblock/replication.hpp"
 #include "dblock/session_lock.hpp"
 #include "dblock/optimistic.hpp"
 #include "dblock/retry.hpp"

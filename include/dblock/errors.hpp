@@ -64,6 +64,13 @@ DBLOCK_ERROR_CLASS(lock_lost, error, error_kind::lock_lost)
 DBLOCK_ERROR_CLASS(database_error, error, error_kind::database)
 DBLOCK_ERROR_CLASS(internal_error, error, error_kind::internal)
 
+// A replication setup that can lose a committed grant on failover, refused because the
+// caller asked for replication_policy::refuse (replication.hpp). Not retryable.
+class unsafe_replication : public database_error {
+ public:
+  explicit unsafe_replication(const std::string& what) : database_error(what) {}
+};
+
 // Deadlock and serialization failure: the transaction was rolled back; run it again.
 class transaction_conflict : public error {
  protected:

@@ -87,6 +87,10 @@ struct session_options {
   // the same database, or the session's own connection (no extra connection; a renewal then
   // waits for the application's statements on it). Default: renewal_connection::shared.
   renewal_connection renew_on = renewal_connection::shared;
+  // The first session on a database handle checks whether the server's replication can lose
+  // a committed grant on failover (replication.hpp; docs/operations.md, "Deployment
+  // topologies"). Default: replication_policy::warn.
+  replication_policy replication = replication_policy::warn;
 };
 
 // A row of the lock table, for `dblock locks` and for error messages.

@@ -29,6 +29,7 @@ enum class counter : int {
   reaper_runs,           // reaper passes completed
   reaper_errors,         // reaper passes that failed (it backs off and keeps going)
   reaped_waiters,        // expired wait-line tickets deleted by the reaper
+  replication_unsafe,    // checks (session start, migrate) that found a setup able to lose a committed grant
   count_
 };
 

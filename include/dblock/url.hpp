@@ -6,6 +6,9 @@
 // PostgreSQL URLs take ?pooler=transaction: the server is reached through a pooler in
 // transaction pooling mode (PgBouncer); dblock then keeps no state in the server
 // session (docs/locks.md, "Poolers"). libpq never sees this option.
+// Server URLs may list several hosts, tried in order at connect:
+//   postgresql://u:p@h1:p1,h2:p2/db?target_session_attrs=read-write  (libpq picks the
+//   writable one), mysql://u:p@h1:p1,[::1]:p2/db. A port is optional per host.
 // A malformed URL is refused here, before any connection attempt, with an
 // invalid_argument naming the bad part. Passwords never appear in messages.
 #pragma once
@@ -14,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dblock {
 
@@ -26,14 +30,22 @@ enum class pooler_mode { none, transaction };
 [[nodiscard]] const char* to_string(dialect d) noexcept;
 [[nodiscard]] const char* to_string(client_library c) noexcept;
 
+// One entry of a URL's host list.
+struct url_host {
+  std::string host;  // percent-decoded; IPv6 without brackets; empty = client default
+  std::optional<int> port;
+  friend bool operator==(const url_host&, const url_host&) = default;
+};
+
 struct connection_url {
   std::string scheme;  // as written, lower-cased
   dialect kind = dialect::sqlite;
   client_library client = client_library::soci;
   std::string user;                   // percent-decoded
   std::optional<std::string> password;  // percent-decoded; never printed
-  std::string host;
-  std::optional<int> port;
+  std::string host;         // the first host of `hosts`
+  std::optional<int> port;  // the first host's port
+  std::vector<url_host> hosts;  // every host, in the order written (one for a single-host URL)
   std::string database;  // database name, or the SQLite file path
   std::map<std::string, std::string> options;  // ?key=value pairs, percent-decoded (not `pooler`)
   pooler_mode pooler = pooler_mode::none;      // ?pooler=transaction (PostgreSQL only)

@@ -37,4 +37,10 @@ database connect(const global_options& g) {
   return db;
 }
 
+replication_policy replication_of(const global_options& g) {
+  if (g.replication == "refuse") return replication_policy::refuse;
+  if (g.replication == "ignore") return replication_policy::ignore;
+  return replication_policy::warn;
+}
+
 }  // namespace dblock::cli

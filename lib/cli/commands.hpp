@@ -28,7 +28,11 @@ inline constexpr int exit_schema = 78;       // schema missing: run `dblock migr
 struct global_options {
   std::optional<std::string> url;  // --url; else DBLOCK_URL; else the embedded SQLite default
   std::optional<std::string> pooler;  // --pooler MODE: added to the URL as ?pooler=MODE
+  std::string replication = "warn";   // --replication: warn, refuse or ignore (replication_policy)
 };
+
+// --replication as the library's policy.
+[[nodiscard]] replication_policy replication_of(const global_options& g);
 
 // The URL to use and whether it is the embedded default (which migrates itself).
 struct resolved_url {

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "dblock/errors.hpp"
+#include "dblock/replication.hpp"
 #include "dblock/version.hpp"
 
 namespace {
@@ -37,6 +38,8 @@ int exit_code_for(const dblock::error& e) {
 int main(int argc, char** argv) {
   namespace cli = dblock::cli;
   cli::remember_inherited_descriptors();
+  // Library warnings (a replication setup that can lose grants) as stderr lines.
+  dblock::on_warning([](const std::string& line) { report(line, 0); });
   CLI::App app{"dblock: leased locks, fencing tokens and idempotency keys on your SQL database"};
   app.name("dblock");
   app.set_version_flag("--version", "dblock " DBLOCK_VERSION);
@@ -49,6 +52,10 @@ int main(int argc, char** argv) {
   app.add_option("--pooler", g.pooler,
                  "transaction: PostgreSQL is reached through a pooler in transaction pooling mode "
                  "(PgBouncer); the same as ?pooler=transaction in the URL");
+  app.add_option("--replication", g.replication,
+                 "warn (default): a warning on stderr when PostgreSQL's replication can lose a committed grant "
+                 "on failover; refuse: fail instead; ignore: do not check")
+      ->check(CLI::IsMember({"warn", "refuse", "ignore"}));
 
   // One line per feature file (lib/cli/<feature>.cpp).
   cli::command_registry reg;

@@ -15,7 +15,9 @@ struct migrate_args {
 
 int run_migrate(const global_options& g, const migrate_args& a) {
   auto db = open(resolve_url(g).url);
-  auto own = db.migrate();
+  migrate_options mo;
+  mo.replication = replication_of(g);
+  auto own = db.migrate(mo);
   for (const auto& m : own.applied) std::cout << "applied " << m.scope << " " << m.file << "\n";
   std::size_t total_new = own.applied.size(), total_old = own.already_applied;
   if (a.dir) {

@@ -8,6 +8,7 @@
 // Primitives call backend operations only; they never see SQL.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -181,6 +182,8 @@ class backend {
   // Counts the connections this backend has had: it changes when a lost one is replaced
   // (whatever was set on the old connection, a LISTEN, is gone).
   [[nodiscard]] std::uint64_t connection_number() const noexcept;
+  // True for the first caller only: the replication check runs once per handle.
+  [[nodiscard]] bool first_replication_check() noexcept { return !replication_checked_.exchange(true); }
 
  private:
   result exec_locked(std::string_view name, std::span<const value> params);
@@ -201,6 +204,7 @@ class backend {
   bool broken_ = false;                      // the last statement lost the connection
   std::uint64_t retired_round_trips_ = 0;   // round trips of replaced connections
   std::uint64_t connection_number_ = 1;
+  std::atomic<bool> replication_checked_{false};
 };
 
 // Runs f, one autocommit statement on b, again when it was chosen as a deadlock victim

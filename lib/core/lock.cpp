@@ -25,6 +25,7 @@
 #include "core/dialect.hpp"
 #include "core/link.hpp"
 #include "core/ops/lease_table.hpp"
+#include "core/ops/replication.hpp"
 #include "core/release_board.hpp"
 #include "core/text.hpp"
 #include "core/wait_pacer.hpp"
@@ -295,6 +296,27 @@ struct session_core final : link::job {
         if (!r.state) req.likely_free = true;  // no live holder: free (or expired, or ours)
       }
       if (!r.state) r = detail::retry_conflicts(*db, [&] { return table->acquire(*db, req); });
+      if (r.granted && r.state && req.line_bound == detail::ahead_of_every_waiter) {
+        // A re-entry answered with another fence than the hold's: the hold's own grant is
+        // gone (a failover lost it and brought back an older grant of this owner, with a
+        // smaller fence). The hold is lost; where the dialect grants such a row afresh, ask
+        // again as a try that does not hold the name, for a new, larger fence.
+        std::vector<lost_lease> gone;
+        {
+          std::lock_guard l(mu);
+          auto it = held.find(name);
+          if (it != held.end() && it->second->fence != r.state->fence &&
+              mark_lost(*it->second, "the lock row carries fence " + std::to_string(r.state->fence) +
+                                         ", not this lease's: its grant was lost (a failover)"))
+            gone.push_back({name, it->second->fence, it->second->lost_reason});
+        }
+        fire(gone);
+        if (!gone.empty() && r.state->fence < gone.front().fence &&
+            detail::traits_of(db->kind()).fresh_grant_on_unheld_own_row) {
+          req.line_bound = detail::behind_every_waiter;
+          r = detail::retry_conflicts(*db, [&] { return table->acquire(*db, req); });
+        }
+      }
       if (!r.granted) {
         detail::count(counter::lock_not_acquired);
         if (r.state) {
@@ -434,6 +456,7 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
                            " ms is out of range (0 to 24 h)");
   auto& c = *core_;
   c.db = detail::backend_of(db);
+  detail::check_replication_once(*c.db, opts.replication, "session start");
   c.table = &detail::lease_table_for(c.db->kind());
   c.line = &detail::wait_line_for(c.db->kind());
   c.opts = std::move(opts);

@@ -49,6 +49,7 @@ constexpr counter_text texts[counter_count] = {
     {"reaper_runs", "Reaper passes completed."},
     {"reaper_errors", "Reaper passes that failed."},
     {"reaped_waiters", "Expired wait-line tickets deleted by the reaper."},
+    {"replication_unsafe", "Session starts and migrations that found a replication setup able to lose a committed grant."},
 };
 
 }  // namespace

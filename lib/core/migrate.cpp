@@ -17,6 +17,7 @@
 #include "core/crypto.hpp"
 #include "core/dialect.hpp"
 #include "core/ops/migration.hpp"
+#include "core/ops/replication.hpp"
 #include "dblock/errors.hpp"
 
 namespace dblock {
@@ -195,7 +196,14 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
 }  // namespace
 
 migrate_result database::migrate(const migrate_options& opts) {
-  return run(*impl_->b, embedded_migrations(kind()), "dblock", opts);
+  auto res = run(*impl_->b, embedded_migrations(kind()), "dblock", opts);
+  // After the schema work: a refusal must not leave a half-migrated schema behind, and a
+  // deploy learns of the risk where it is looked at.
+  if (opts.replication != replication_policy::ignore) {
+    (void)impl_->b->first_replication_check();  // this handle's sessions need not warn again
+    detail::check_replication_now(*impl_->b, opts.replication, "migrate");
+  }
+  return res;
 }
 
 migrate_result database::migrate_dir(const std::filesystem::path& dir, const std::string& scope,

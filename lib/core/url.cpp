@@ -89,6 +89,63 @@ void take_pooler(connection_url& u) {
     bad("option pooler='" + v + "' is not a pooler mode (known: transaction)");
 }
 
+// One "host", "host:port", "[v6]" or "[v6]:port" of a host list; `which` names it in messages.
+url_host parse_host(std::string_view item, const std::string& which) {
+  url_host h;
+  std::string_view hostpart = item, portpart;
+  bool has_port = false;
+  if (item.starts_with("[")) {  // [IPv6]:port
+    auto close = item.find(']');
+    if (close == std::string_view::npos) bad("unterminated '[' in " + which);
+    hostpart = item.substr(1, close - 1);
+    auto after = item.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') bad("unexpected text after ']' in " + which);
+      portpart = after.substr(1);
+      has_port = true;
+    }
+  } else if (auto c = item.rfind(':'); c != std::string_view::npos) {
+    hostpart = item.substr(0, c);
+    portpart = item.substr(c + 1);
+    has_port = true;
+    if (hostpart.find(':') != std::string_view::npos) bad(which + " is an IPv6 address without brackets (write [addr]:port)");
+  }
+  h.host = percent_decode(hostpart, "the host");
+  if (has_port) {
+    int port = 0;
+    auto [p, ec] = std::from_chars(portpart.data(), portpart.data() + portpart.size(), port);
+    if (portpart.empty() || ec != std::errc{} || p != portpart.data() + portpart.size() || port < 1 || port > 65535)
+      bad("bad port '" + std::string(portpart) + "' in " + which + " (expected 1-65535)");
+    h.port = port;
+  }
+  return h;
+}
+
+// The authority after "user:pass@": one host or a comma-separated list of them.
+void parse_hosts(std::string_view authority, bool needs_host, connection_url& u) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  bool in_brackets = false;
+  for (std::size_t i = 0; i <= authority.size(); ++i) {
+    if (i < authority.size() && authority[i] == '[') in_brackets = true;
+    if (i < authority.size() && authority[i] == ']') in_brackets = false;
+    if (i == authority.size() || (authority[i] == ',' && !in_brackets)) {
+      items.push_back(authority.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  const bool list = items.size() > 1;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string which = list ? "host " + std::to_string(i + 1) + " '" + std::string(items[i]) + "' of the host list"
+                                   : "host '" + std::string(items[i]) + "'";
+    url_host h = parse_host(items[i], which);
+    if (h.host.empty() && (needs_host || list)) bad(list ? "empty " + which : std::string("missing host"));
+    u.hosts.push_back(std::move(h));
+  }
+  u.host = u.hosts.front().host;
+  u.port = u.hosts.front().port;
+}
+
 }  // namespace
 
 namespace detail {
@@ -191,32 +248,7 @@ connection_url parse_url(std::string_view url) {
     if (c != std::string_view::npos) u.password = percent_decode(userinfo.substr(c + 1), "the password");
   }
 
-  std::string_view hostpart = authority, portpart;
-  bool has_port = false;
-  if (authority.starts_with("[")) {  // [IPv6]:port
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) bad("unterminated '[' in host");
-    hostpart = authority.substr(1, close - 1);
-    auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after[0] != ':') bad("unexpected text after ']' in host");
-      portpart = after.substr(1);
-      has_port = true;
-    }
-  } else if (auto c = authority.rfind(':'); c != std::string_view::npos) {
-    hostpart = authority.substr(0, c);
-    portpart = authority.substr(c + 1);
-    has_port = true;
-  }
-  u.host = percent_decode(hostpart, "the host");
-  if (u.host.empty() && traits.url_needs_host) bad("missing host");
-  if (has_port) {
-    int port = 0;
-    auto [p, ec] = std::from_chars(portpart.data(), portpart.data() + portpart.size(), port);
-    if (portpart.empty() || ec != std::errc{} || p != portpart.data() + portpart.size() || port < 1 || port > 65535)
-      bad("bad port '" + std::string(portpart) + "' (expected 1-65535)");
-    u.port = port;
-  }
+  parse_hosts(authority, traits.url_needs_host, u);
   if (path.find('/') != std::string_view::npos) bad("database name '" + std::string(path) + "' contains '/'");
   u.database = percent_decode(path, "the database name");
   if (u.database.empty()) bad("missing database name (expected " + scheme + "://host/DATABASE)");

@@ -5,6 +5,7 @@
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
 #include "core/ops/reaper.hpp"
+#include "core/ops/replication.hpp"
 #include "core/ops/row_guard.hpp"
 #include "core/ops/session_lock.hpp"
 
@@ -64,6 +65,13 @@ const optimistic_ops& mysql_optimistic() noexcept;
 const optimistic_ops& sqlite_optimistic() noexcept;
 const optimistic_ops& optimistic_for(dialect d) noexcept {
   return pick(d, postgresql_optimistic(), mysql_optimistic(), sqlite_optimistic());
+}
+
+const replication_ops& postgresql_replication() noexcept;
+const replication_ops& mysql_replication() noexcept;
+const replication_ops& sqlite_replication() noexcept;
+const replication_ops& replication_for(dialect d) noexcept {
+  return pick(d, postgresql_replication(), mysql_replication(), sqlite_replication());
 }
 
 // --- end of statement families other than leases ---

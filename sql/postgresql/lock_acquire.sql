@@ -14,16 +14,17 @@
 --               the row first and writes only when it must: takeover of an expired row,
 --               re-entry, refusal (read-only), or the fast path's lost race.
 -- The fast path keeps the function's order: the transaction-scoped grant lock
--- (1684171883 'dblk', hashtext(name)) is taken BEFORE nextval and held to the commit, so
+-- (1684171883 'dblk', hashtext(name)) is taken BEFORE the fence is drawn and held to the commit, so
 -- grants of one name carry increasing fences. It runs only if the name has no row in the
 -- statement's snapshot (the one-time filter of g): a live holder's row means no lock, no
--- nextval, no write. g is MATERIALIZED so its row - and so the INSERT's nextval - exists
+-- fence drawn, no write. g is MATERIALIZED so its row - and so the INSERT's fence - exists
 -- only after the grant lock was taken. ON CONFLICT DO NOTHING: a row inserted meanwhile by
 -- another owner makes ins empty and the function decides, with fresh snapshots.
 -- Outcomes (one row, or none in a rare race):
---   granted = 1: fresh grant (new fence from the sequence, holds = 1), takeover of an
+--   granted = 1: fresh grant (new fence from dblock_next_fence(), holds = 1), takeover of an
 --                expired row (new fence), or re-entry by the same live owner (holds + 1,
---                same fence);
+--                same fence; when $6 is not 0, a live row of the same owner granted on an
+--                earlier timeline is granted afresh instead, see migration 0008);
 --   granted = 0: a live row of another owner, or an expired one while an earlier waiter is
 --                in line; its holder, fence and expiry are returned.
 -- No row: the name has no row but an earlier waiter is in line (or a rare lost race).
@@ -31,7 +32,8 @@
 -- function's primary-key SELECT; no tuple locked, no transaction id, no WAL. (Only a try
 -- that lost the race above has drawn a fence it does not use: about one nextval in 32
 -- logs the sequence, so that refusal may write and flush. Gaps in fences are harmless.)
--- Expiry is judged by the server's now() only.
+-- A fence is the server's WAL timeline * 2^40 + a dblock_fence_seq value (migration 0008):
+-- increasing across a promotion of a standby. Expiry is judged by the server's now() only.
 -- Columns: granted, fence, holds, holder, expires_at (UTC text), expires_in_ms.
 WITH g AS MATERIALIZED (
   SELECT CAST(pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS text) AS grant_lock
@@ -40,7 +42,7 @@ WITH g AS MATERIALIZED (
                       WHERE name = CAST($1 AS text) AND expires_at > now() AND ticket < CAST($6 AS bigint))
 ), ins AS (
   INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
-  SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now(),
+  SELECT CAST($1 AS text), CAST($2 AS text), 1, dblock_next_fence(), now(),
          now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text), CAST($5 AS bigint)
     FROM g
   ON CONFLICT (name) DO NOTHING

@@ -2,22 +2,22 @@
 -- included in $3; line bound $6, see lock_acquire.sql) when the session has reason
 -- to think the name is free (it released the name itself last, or lock_probe.sql found no
 -- live holder), for a try without a ticket: lock_acquire.sql's fast path alone - the
--- name's grant lock (1684171883 'dblk', hashtext(name)) taken before nextval and held to
+-- name's grant lock (1684171883 'dblk', hashtext(name)) taken before the fence is drawn and held to
 -- the commit, then the INSERT - without its UNION ALL fallback to dblock_lock_acquire,
 -- whose plan costs server CPU on every grant even when it does not run.
 -- One row (granted = 1, same columns as lock_acquire.sql) when granted. No row when the name
 -- has a row after all (another owner took it, it expired, it is ours) or the insert lost a
 -- race: the caller then sends lock_acquire.sql, which decides every case. A miss on a name
--- with a row costs a primary-key read (no grant lock, no nextval, no write) and a second
+-- with a row costs a primary-key read (no grant lock, no fence drawn, no write) and a second
 -- round trip; one that lost the race to a concurrent insert has also taken the grant lock
 -- and drawn a fence it does not use (as lock_acquire.sql's fast path would have).
 -- One INSERT: the grant lock is taken in the subquery's select list, which produces the row
--- that the INSERT's select list - nextval included - is then computed from, so the fence is
+-- that the INSERT's select list - dblock_next_fence() included - is then computed from, so the fence is
 -- drawn under the lock (test FreshGrantThatLosesItsRaceToAnotherOwnerIsRefused). OFFSET 0
 -- keeps the subquery from being flattened into the INSERT's SELECT. 4-5 us of server CPU
 -- less than lock_acquire.sql's two CTEs.
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
-SELECT CAST($1 AS text), CAST($2 AS text), 1, nextval('dblock_fence_seq'), now(),
+SELECT CAST($1 AS text), CAST($2 AS text), 1, dblock_next_fence(), now(),
        now() + CAST($3 AS bigint) * interval '1 millisecond', CAST($4 AS text), CAST($5 AS bigint)
   FROM (SELECT pg_advisory_xact_lock(1684171883, hashtext(CAST($1 AS text))) AS grant_lock
          WHERE NOT EXISTS (SELECT 1 FROM dblock_locks WHERE name = CAST($1 AS text))

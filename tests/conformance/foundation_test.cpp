@@ -12,6 +12,11 @@
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>  // declares the sqlite3 C API in namespace sqlite_api
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <pqxx/pqxx>
 
 #include <chrono>
@@ -31,6 +36,9 @@ namespace {
 
 bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
+// NNNN of ".../NNNN_name.sql".
+int version_of(const std::string& file) { return std::stoi(file.substr(file.rfind('/') + 1, 4)); }
+
 class FoundationConformance : public conformance {
  protected:
   // Asserts that `db` holds exactly dblock's embedded migrations, once each, in order.
@@ -39,7 +47,7 @@ class FoundationConformance : public conformance {
     const auto hist = db.applied_migrations("dblock");
     ASSERT_EQ(hist.size(), files.size());
     for (std::size_t i = 0; i < files.size(); ++i) {
-      EXPECT_EQ(hist[i].version, static_cast<int>(i + 1));
+      EXPECT_EQ(hist[i].version, version_of(files[i]));
       EXPECT_EQ(hist[i].checksum, detail::sha256_hex(detail::find_embedded(files[i])));
       EXPECT_TRUE(contains(files[i], "_" + hist[i].name + ".sql")) << files[i] << " vs " << hist[i].name;
     }
@@ -61,6 +69,71 @@ TEST_P(FoundationConformance, ConnectAndPing) {
   }
 }
 
+// A closed port on loopback: bound, never listened on, then released.
+int closed_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return 1;
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Multi-host URL: the first host is dead (nothing listens), the second is the server.
+// libpq walks its list (pqxx and SOCI); MariaDB's clients try each host in order.
+TEST_P(FoundationConformance, MultiHostUrlSkipsADeadFirstHost) {
+  if (kind() == dialect::sqlite) GTEST_SKIP() << "SQLite has no hosts";
+  const auto u = parse_url(url());
+  const std::string& s = url();
+  const auto at = s.rfind('@', s.find('/', s.find("://") + 3));
+  ASSERT_NE(at, std::string::npos);
+  std::string multi = s.substr(0, at + 1) + "127.0.0.1:" + std::to_string(closed_port()) + "," + s.substr(at + 1);
+  if (kind() == dialect::postgresql)
+    multi += (multi.find('?') == std::string::npos ? "?" : "&") + std::string("target_session_attrs=read-write");
+  ASSERT_EQ(parse_url(multi).hosts.size(), 2u);
+  auto db = dblock::open(multi);
+  EXPECT_EQ(query_int(db, "SELECT 40 + $1", {std::int64_t{2}}), 42);
+  // The server's own port: the second host answered.
+  const std::int64_t port = query_int(db, kind() == dialect::postgresql ? "SELECT inet_server_port()" : "SELECT @@port");
+  EXPECT_EQ(port, *u.port);
+  if (u.password) {
+    EXPECT_FALSE(contains(db.describe(), *u.password)) << "describe() shows the password";
+  }
+  (void)db.migrate({.replication = replication_policy::ignore});
+  session ses(db);
+  auto l = ses.try_acquire(unique_name("multi"));
+  ASSERT_TRUE(l);
+  EXPECT_GT(l->fence(), 0);
+
+  // Every host dead: one connection_error, no password in it.
+  std::string dead = s.substr(0, at + 1) + "127.0.0.1:" + std::to_string(closed_port()) + ",127.0.0.1:" +
+                     std::to_string(closed_port()) + s.substr(s.find('/', at));
+  try {
+    open_options o;
+    o.connect_timeout = std::chrono::seconds(2);
+    (void)dblock::open(dead, o);
+    ADD_FAILURE() << "connected with every host dead";
+  } catch (const connection_error& e) {
+    if (u.password) {
+      EXPECT_FALSE(contains(e.what(), *u.password));
+    }
+  }
+}
+
+// A single server with no standby: nothing to report, on every database.
+TEST_P(FoundationConformance, ReplicationCheckOnASingleServerFindsNothing) {
+  auto db = open();
+  auto rep = check_replication(db);
+  EXPECT_FALSE(rep.can_lose_grants) << (rep.reasons.empty() ? "" : rep.reasons[0]);
+  EXPECT_EQ(rep.standbys, 0);
+  session_options o;
+  o.replication = replication_policy::refuse;
+  EXPECT_NO_THROW([&] { session s(db, o); }());
+}
+
 TEST_P(FoundationConformance, MigrateFreshDatabaseAppliesAll) {
   auto db = dblock::open(fresh_database());
   EXPECT_THROW(db.require_schema(), schema_missing);
@@ -73,7 +146,7 @@ TEST_P(FoundationConformance, MigrateFreshDatabaseAppliesAll) {
   ASSERT_EQ(res.applied.size(), files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     EXPECT_EQ(res.applied[i].scope, "dblock");
-    EXPECT_EQ(res.applied[i].version, static_cast<int>(i + 1));
+    EXPECT_EQ(res.applied[i].version, version_of(files[i]));
     EXPECT_EQ(res.applied[i].file, files[i]);
     EXPECT_EQ(res.applied[i].checksum, detail::sha256_hex(detail::find_embedded(files[i])));
   }
@@ -427,11 +500,16 @@ TEST_P(FoundationConformance, RoundTripCounter) {
   EXPECT_EQ(round_trips_of(db, [&] { db.ping(); }), prepares ? 2u : 1u);
   EXPECT_EQ(round_trips_of(db, [&] { db.ping(); }), 1u);
   EXPECT_EQ(round_trips_of(db, [&] { db.ping(); }), 1u);
-  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(); }), 4u);
-  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(); }), 4u);
+  // PostgreSQL: one more for the replication check after migrating (replication.hpp).
+  const unsigned check = kind() == dialect::postgresql ? 1u : 0u;
+  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(); }), 4u + check);
+  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(); }), 4u + check);
+  migrate_options unchecked;
+  unchecked.replication = replication_policy::ignore;
+  EXPECT_EQ(round_trips_of(db, [&] { (void)db.migrate(unchecked); }), 4u);
 
   auto fresh_conn = dblock::open(url);
-  EXPECT_EQ(round_trips_of(fresh_conn, [&] { (void)fresh_conn.migrate(); }), prepares ? 8u : 4u);
+  EXPECT_EQ(round_trips_of(fresh_conn, [&] { (void)fresh_conn.migrate(); }), (prepares ? 8u : 4u) + (prepares ? 2 : 1) * check);
 
   // A transaction is BEGIN + statements + COMMIT.
   EXPECT_EQ(round_trips_of(db, [&] { detail::backend_of(db)->in_transaction([&] { db.ping(); }); }), 3u);

@@ -32,7 +32,10 @@
 // driver cuts: partition (one worker's network silent for longer than TTL + lock delay,
 // then back), reply-loss (requests still reach the server, answers are held: a COMMIT
 // applied whose reply is lost; then the connections are reset or the answers released),
-// partition-all (the server cut off from every worker at once for about a TTL).
+// partition-all (the server cut off from every worker at once for about a TTL), and
+// failover (PostgreSQL primary + standby started by scripts/servers with
+// DBLOCK_SERVERS_PG_STANDBY, --url the pair's multi-host URL: the primary crashes and the
+// standby is promoted, once per run).
 //
 // Planted bugs (--bug) make the workers misuse dblock so that the checker must object:
 //   unsafe-release  release = DELETE FROM dblock_locks WHERE name = ? (no owner check),
@@ -523,6 +526,7 @@ struct run_config {
   std::int64_t ops = 0;  // stop after this many operations (0: duration only)
   std::vector<std::string> faults;
   int fault_interval_ms = 1500;
+  int failover_lag_ms = 0;  // failover: the standby stops receiving WAL this long before
   std::string servers_dir;
   std::string servers_script = DBLOCK_SERVERS_SCRIPT;
   std::string relay_program = DBLOCK_RELAY;
@@ -901,6 +905,8 @@ class driver {
       kill_connection();
     } else if (kind == "restart") {
       restart_server();
+    } else if (kind == "failover") {
+      failover();
     } else if (is_partition(kind)) {
       partition(kind);
     } else if (kind == "clock") {
@@ -1036,6 +1042,43 @@ class driver {
     }
   }
 
+  // The primary crashes and its standby is promoted (scripts/servers failover-pg): once per
+  // run, as the pair then has no standby left. Workers reach the new primary through the
+  // multi-host URL they were given.
+  void failover() {
+    if (failovers_ > 0) return;
+    if (cfg_.servers_dir.empty()) throw std::runtime_error("the failover fault needs --servers-dir (a primary + standby pair)");
+    ++failovers_;
+    if (cfg_.failover_lag_ms > 0) {
+      // Asynchronous replication falling behind: what the primary grants from here on is
+      // lost with it.
+      run_servers_script("detach-pg-standby");
+      record({{"kind", "standby-detached"}, {"lag_ms", cfg_.failover_lag_ms}});
+      sleep_ms(cfg_.failover_lag_ms);
+    }
+    const auto t0 = mono_ns();
+    run_servers_script("failover-pg");
+    record({{"kind", "failover"}, {"how", "failover-pg"}, {"m", t0}, {"took_ms", (mono_ns() - t0) / 1'000'000}});
+  }
+
+  void run_servers_script(const std::string& what) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int fd = ::open((cfg_.dir / "logs" / "servers.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+      }
+      ::execl("/bin/bash", "bash", cfg_.servers_script.c_str(), what.c_str(), cfg_.servers_dir.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      throw std::runtime_error("scripts/servers " + what + " failed (see " + (cfg_.dir / "logs" / "servers.log").string() + ")");
+  }
+
   void restart_server() {
     if (dialect_ == dialect::sqlite) {
       // No server: the closest thing is every client process dying at the same instant
@@ -1087,7 +1130,7 @@ class driver {
   bool clock_fault_ = false;
   std::string faketime_;  // libfaketime's path when the clock fault is on
   std::map<int, std::int64_t> clock_offsets_;  // slot -> current wall-clock offset (s)
-  int restarts_ = 0, unexpected_ = 0, restart_count_ = 0;
+  int restarts_ = 0, unexpected_ = 0, restart_count_ = 0, failovers_ = 0;
 };
 
 void add_worker_options(CLI::App& app, worker_config& w) {
@@ -1132,6 +1175,9 @@ int main(int argc, char** argv) {
   run->add_option("--faults", faults,
                   "comma separated: kill,pause,connkill,restart,clock,partition,reply-loss,partition-all");
   run->add_option("--fault-interval-ms", rc.fault_interval_ms, "mean time between faults");
+  run->add_option("--failover-lag-ms", rc.failover_lag_ms,
+                  "failover fault: the standby stops receiving WAL this long before the primary crashes "
+                  "(asynchronous standbys only: a synchronous primary would wait for it)");
   run->add_option("--servers-dir", rc.servers_dir, "scripts/servers folder (restart fault)")
       ->envname("DBLOCK_TEST_SERVERS_DIR");
   run->add_option("--servers-script", rc.servers_script, "path of scripts/servers");
@@ -1148,11 +1194,12 @@ int main(int argc, char** argv) {
     for (std::string f; std::getline(ss, f, ',');)
       if (!f.empty() && f != "none") rc.faults.push_back(f);
     static const std::set<std::string> kinds = {"kill",      "pause",      "connkill",     "restart",
-                                                "clock",     "partition",  "reply-loss",   "partition-all"};
+                                                "clock",     "partition",  "reply-loss",   "partition-all",
+                                                "failover"};
     for (const auto& f : rc.faults)
       if (!kinds.count(f)) {
         std::cerr << "dblock_workload: unknown fault '" << f
-                  << "' (kill, pause, connkill, restart, clock, partition, reply-loss, partition-all)\n";
+                  << "' (kill, pause, connkill, restart, clock, partition, reply-loss, partition-all, failover)\n";
         return 64;
       }
     if (rc.duration_s <= 0 && rc.ops <= 0) rc.duration_s = 10;

@@ -297,3 +297,54 @@ TEST(Url, ConnectionNameIsDblockHostPidAtMost63Bytes) {
 
 }  // namespace
 }  // namespace dblock
+
+namespace dblock {
+namespace {
+
+TEST(Url, MultiHostListsKeepOrderAndOptionalPorts) {
+  auto u = parse_url("postgresql://u:s3cr3t-PW@h1:5433,h2,[::1]:5434/db?target_session_attrs=read-write");
+  ASSERT_EQ(u.hosts.size(), 3u);
+  EXPECT_EQ(u.hosts[0], (url_host{"h1", 5433}));
+  EXPECT_EQ(u.hosts[1], (url_host{"h2", std::nullopt}));
+  EXPECT_EQ(u.hosts[2], (url_host{"::1", 5434}));
+  // host/port name the first host.
+  EXPECT_EQ(u.host, "h1");
+  EXPECT_EQ(*u.port, 5433);
+  EXPECT_EQ(u.database, "db");
+  EXPECT_EQ(u.options.at("target_session_attrs"), "read-write");
+
+  auto m = parse_url("mysql://u:s3cr3t-PW@127.0.0.1:1,127.0.0.1/shop");
+  ASSERT_EQ(m.hosts.size(), 2u);
+  EXPECT_EQ(m.hosts[0], (url_host{"127.0.0.1", 1}));
+  EXPECT_EQ(m.hosts[1], (url_host{"127.0.0.1", std::nullopt}));
+
+  auto s = parse_url("soci+postgresql://u@[2001:db8::1],[2001:db8::2]:6432/db");
+  ASSERT_EQ(s.hosts.size(), 2u);
+  EXPECT_EQ(s.hosts[0].host, "2001:db8::1");
+  EXPECT_EQ(*s.hosts[1].port, 6432);
+
+  auto one = parse_url("postgresql://u@h:6543/db");
+  ASSERT_EQ(one.hosts.size(), 1u);
+  EXPECT_EQ(one.hosts[0], (url_host{"h", 6543}));
+}
+
+TEST(Url, MultiHostListsNameTheBadHost) {
+  refused("postgresql://u:s3cr3t-PW@h1:5432,h2:x/db", {"bad port 'x'", "host 2", "'h2:x'"});
+  refused("postgresql://u:s3cr3t-PW@h1:5432,,h3/db", {"empty host 2"});
+  refused("mysql://u:s3cr3t-PW@h1,/db", {"empty host 2"});
+  refused("mysql://u:s3cr3t-PW@:3306,h2/db", {"empty host 1", "':3306'"});
+  refused("postgresql://u:s3cr3t-PW@h1,[::1/db", {"unterminated '['", "host 2"});
+  refused("postgresql://u:s3cr3t-PW@h1,::1:5432/db", {"IPv6", "host 2"});
+  refused("postgresql://u:s3cr3t-PW@h1,h2:0/db", {"bad port '0'", "'h2:0'"});
+}
+
+TEST(Redaction, MultiHostUrlsHideThePassword) {
+  const std::string url = "postgresql://u:s3cr3t-PW@h1:1,h2:2/db?target_session_attrs=read-write";
+  auto u = parse_url(url);
+  EXPECT_FALSE(contains(u.redacted(), secret));
+  EXPECT_TRUE(contains(u.redacted(), "h1:1,h2:2")) << u.redacted();
+  EXPECT_FALSE(contains(redact_url("mysql://u:s3cr3t-PW@[::1]:1,h2/db"), secret));
+}
+
+}  // namespace
+}  // namespace dblock

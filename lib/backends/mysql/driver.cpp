@@ -180,11 +180,15 @@ class mysql_driver final : public driver {
   bool external_tx_ = false;  // the caller's transaction: never begun, committed or rolled back here
 };
 
-std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
+// One attempt on one host of the URL's list.
+std::unique_ptr<driver> connect_one(const connection_url& u, const url_host& h, const open_options& opts) {
   ensure_thread_init();
   sql::ConnectOptionsMap o;
-  o["hostName"] = sql::SQLString("tcp://" + (u.host.empty() ? std::string("127.0.0.1") : u.host) + ":" +
-                                 std::to_string(u.port.value_or(3306)));
+  // Connector/C++ wants an IPv6 address in brackets in its tcp:// host name.
+  const std::string host = h.host.empty() ? std::string("127.0.0.1")
+                           : h.host.find(':') != std::string::npos ? "[" + h.host + "]"
+                                                                   : h.host;
+  o["hostName"] = sql::SQLString("tcp://" + host + ":" + std::to_string(h.port.value_or(3306)));
   o["userName"] = sql::SQLString(u.user);
   o["password"] = sql::SQLString(u.password.value_or(""));
   o["schema"] = sql::SQLString(u.database);
@@ -200,22 +204,39 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   o["OPT_WRITE_TIMEOUT"] = io_timeout;
   // Names the connection (performance_schema.session_connect_attrs) like application_name.
   o["OPT_CONNECT_ATTR_ADD"] = std::map<sql::SQLString, sql::SQLString>{{"program_name", connection_name(opts)}};
-  try {
-    std::unique_ptr<sql::Connection> c;
-    {
-      std::lock_guard lock(driver_mutex());
-      c.reset(get_driver_instance()->connect(o));
-    }
-    auto* raw = c.get();
-    return std::make_unique<mysql_driver>(std::move(c), raw, u.redacted());
-  } catch (...) {
+  std::unique_ptr<sql::Connection> c;
+  {
+    std::lock_guard lock(driver_mutex());
+    c.reset(get_driver_instance()->connect(o));
+  }
+  auto* raw = c.get();
+  return std::make_unique<mysql_driver>(std::move(c), raw, u.redacted());
+}
+
+// The hosts are tried in order. A host that could not be reached (client error numbers,
+// 2000 and up) passes on to the next; a server that answered and refused (bad password,
+// unknown database) ends the attempt, as libpq does.
+std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
+  std::string tried;
+  for (std::size_t i = 0; i < u.hosts.size(); ++i) {
     try {
-      rethrow_classified("cannot connect to " + u.redacted());
-    } catch (const error& e) {
-      if (e.kind() == error_kind::schema_missing) throw;
-      throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
+      return connect_one(u, u.hosts[i], opts);
+    } catch (...) {
+      try {
+        rethrow_classified("cannot connect to " + u.redacted());
+      } catch (const error& e) {
+        if (e.kind() == error_kind::schema_missing) throw;
+        const bool unreachable = e.vendor_code() >= 2000 || e.vendor_code() == 0;
+        if (i + 1 == u.hosts.size() || !unreachable) {
+          if (tried.empty()) throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
+          throw connection_error(std::string(e.what()) + " (after " + tried + ")", e.sqlstate(), e.vendor_code());
+        }
+        if (!tried.empty()) tried += ", ";
+        tried += "host " + std::to_string(i + 1) + " unreachable: error " + std::to_string(e.vendor_code());
+      }
     }
   }
+  throw internal_error("URL without a host");
 }
 
 }  // namespace

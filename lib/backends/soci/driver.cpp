@@ -444,8 +444,20 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       // The URL's application_name wins; SOCI passes the string on to libpq.
       cs += " application_name=" +
             quote_param(u.options.count("application_name") ? u.options.at("application_name") : connection_name(opts));
-      if (!u.host.empty()) cs += " host=" + quote_param(u.host);
-      if (u.port) cs += " port=" + std::to_string(*u.port);
+      // libpq's lists: host=h1,h2 port=p1,p2 (an empty port is the default one).
+      if (u.hosts.size() > 1 || !u.host.empty()) {
+        std::string hosts, ports;
+        bool any_port = false;
+        for (std::size_t i = 0; i < u.hosts.size(); ++i) {
+          if (i > 0) hosts += ',', ports += ',';
+          hosts += u.hosts[i].host;
+          if (u.hosts[i].port) ports += std::to_string(*u.hosts[i].port), any_port = true;
+        }
+        cs += " host=" + quote_param(hosts);
+        if (any_port) cs += " port=" + quote_param(ports);
+      }
+      if (u.options.count("target_session_attrs"))
+        cs += " target_session_attrs=" + quote_param(u.options.at("target_session_attrs"));
       if (!u.user.empty()) cs += " user=" + quote_param(u.user);
       if (u.password) cs += " password=" + quote_param(*u.password);
       break;
@@ -455,8 +467,8 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
 #else
       throw invalid_argument("this build of dblock's SOCI backend has no MySQL support (libmariadb was not found)");
 #endif
-      cs = "db=" + quote_param(u.database) + " host=" + quote_param(u.host.empty() ? "127.0.0.1" : u.host) +
-           " port=" + std::to_string(u.port.value_or(3306)) + " connect_timeout=" + timeout + " charset=utf8mb4";
+      // The host and port are added per attempt below (the URL's hosts, in order).
+      cs = "db=" + quote_param(u.database) + " connect_timeout=" + timeout + " charset=utf8mb4";
       // Bounds a statement sent into a silent network (open_options::network_timeout).
       cs += " read_timeout=" + std::to_string(mysql_io_timeout_seconds(opts)) +
             " write_timeout=" + std::to_string(mysql_io_timeout_seconds(opts));
@@ -467,14 +479,33 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       break;
   }
   std::unique_ptr<soci::session> s;
-  try {
-    s = std::make_unique<soci::session>(*factory, cs);
-  } catch (...) {
+  // MySQL: the hosts are tried in order; one that could not be reached (client error
+  // numbers, 2000 and up) passes on to the next, a server that refused ends the attempt.
+  // libpq walks its own host list, so other dialects make one attempt.
+  const std::size_t attempts = u.kind == dialect::mysql ? u.hosts.size() : 1;
+  std::string tried;
+  for (std::size_t i = 0; i < attempts && !s; ++i) {
+    std::string full = cs;
+    if (u.kind == dialect::mysql) {
+      const auto& h = u.hosts[i];
+      full += " host=" + quote_param(h.host.empty() ? "127.0.0.1" : h.host) +
+              " port=" + std::to_string(h.port.value_or(3306));
+    }
     try {
-      rethrow_classified("cannot connect to " + u.redacted());
-    } catch (const error& e) {
-      if (e.kind() == error_kind::schema_missing) throw;
-      throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
+      s = std::make_unique<soci::session>(*factory, full);
+    } catch (...) {
+      try {
+        rethrow_classified("cannot connect to " + u.redacted());
+      } catch (const error& e) {
+        if (e.kind() == error_kind::schema_missing) throw;
+        const bool unreachable = e.vendor_code() >= 2000 || e.vendor_code() == 0;
+        if (i + 1 == attempts || !unreachable) {
+          if (tried.empty()) throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
+          throw connection_error(std::string(e.what()) + " (after " + tried + ")", e.sqlstate(), e.vendor_code());
+        }
+        if (!tried.empty()) tried += ", ";
+        tried += "host " + std::to_string(i + 1) + " unreachable: error " + std::to_string(e.vendor_code());
+      }
     }
   }
   auto* raw = s.get();

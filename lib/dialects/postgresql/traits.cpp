@@ -15,7 +15,8 @@ const dialect_traits& postgresql_traits() noexcept {
                                 .case_sensitive_columns = true,
                                 .url_is_path = false,
                                 .url_needs_host = false,
-                                .url_pooler = true};
+                                .url_pooler = true,
+                                .fresh_grant_on_unheld_own_row = true};
   return t;
 }
 
