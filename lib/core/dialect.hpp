@@ -28,7 +28,7 @@ struct dialect_traits {
   bool url_pooler = false;          // accepts ?pooler=transaction (a transaction-pooling pooler)
   // A try that is not a re-entry, on a live row of the same owner granted on an earlier
   // timeline, is granted afresh (new fence, holds 1) rather than re-entered: such a row is
-  // an older grant that a failover brought back (migrations/postgresql/0008_failover_fences.sql).
+  // an older grant that a failover brought back (migrations/postgresql/0007_failover_fences.sql).
   bool fresh_grant_on_unheld_own_row = false;
 };
 

@@ -24,7 +24,7 @@
 --   granted = 1: fresh grant (new fence from dblock_next_fence(), holds = 1), takeover of an
 --                expired row (new fence), or re-entry by the same live owner (holds + 1,
 --                same fence; when $6 is not 0, a live row of the same owner granted on an
---                earlier timeline is granted afresh instead, see migration 0008);
+--                earlier timeline is granted afresh instead, see migration 0007);
 --   granted = 0: a live row of another owner, or an expired one while an earlier waiter is
 --                in line; its holder, fence and expiry are returned.
 -- No row: the name has no row but an earlier waiter is in line (or a rare lost race).
@@ -32,7 +32,7 @@
 -- function's primary-key SELECT; no tuple locked, no transaction id, no WAL. (Only a try
 -- that lost the race above has drawn a fence it does not use: about one nextval in 32
 -- logs the sequence, so that refusal may write and flush. Gaps in fences are harmless.)
--- A fence is the server's WAL timeline * 2^40 + a dblock_fence_seq value (migration 0008):
+-- A fence is the server's WAL timeline * 2^40 + a dblock_fence_seq value (migration 0007):
 -- increasing across a promotion of a standby. Expiry is judged by the server's now() only.
 -- Columns: granted, fence, holds, holder, expires_at (UTC text), expires_in_ms.
 WITH g AS MATERIALIZED (

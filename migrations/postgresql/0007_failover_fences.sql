@@ -1,4 +1,4 @@
--- dblock schema 0008 (PostgreSQL): fences that stay increasing across a failover.
+-- dblock schema 0007 (PostgreSQL): fences that stay increasing across a failover.
 -- A fence is timeline * 2^40 + a value of dblock_fence_seq. The timeline ID is the server's
 -- WAL timeline: it goes up by one on every promotion of a standby (and on every point-in-time
 -- recovery), so the first grant of a promoted server is above every fence the old primary

@@ -1,5 +1,0 @@
--- dblock schema 0008: on PostgreSQL this step makes fences carry the server's WAL timeline,
--- so that they stay increasing across a promotion (migrations/postgresql/0008_failover_fences.sql).
--- SQLite needs no schema change for it; the step exists so that every dialect keeps the same
--- numbered schema steps. This statement reads a constant and changes nothing.
-SELECT 1;
