@@ -26,7 +26,13 @@ struct dialect_traits {
   bool url_is_path = false;         // scheme:path/to/file, no //host
   bool url_needs_host = false;      // scheme://host/... with a non-empty host (no default socket)
   bool url_pooler = false;          // accepts ?pooler=transaction (a transaction-pooling pooler)
+  // Dialects of one family share a server protocol, URL schemes and client drivers; the
+  // driver picks one at connect, ?dialect=<name> picks one in the URL.
+  dialect family = kind;
 };
+
+// Every dialect, for lookups by name.
+inline constexpr dialect all_dialects[] = {dialect::postgresql, dialect::mysql, dialect::sqlite, dialect::mysql8};
 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).
 [[nodiscard]] const dialect_traits& traits_of(dialect d) noexcept;

@@ -167,7 +167,8 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
                                     const std::string& fp, const std::string& owner, const idempotency_options& o) {
   std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
                             static_cast<std::int64_t>(o.retention.count())};
-  const auto row = detail::idempotency_for(b.kind()).claim(b.exec("idem_claim", params));
+  const auto& ops = detail::idempotency_for(b.kind());
+  const auto row = ops.claim(ops.run_claim(b, params));
   if (!row) return std::nullopt;
   const claim_row& c = *row;
   switch (c.outcome) {  // metrics: one event per claim statement

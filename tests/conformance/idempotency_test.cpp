@@ -201,15 +201,17 @@ TEST_P(IdempotencyConformance, RoundTripsPerOperation) {
     (void)s.get(scope, "warm");
     (void)s.list({});
   }
+  // One statement, but two on MySQL 8.0 (the upsert, then the read of the row).
+  const std::uint64_t claim = kind() == dialect::mysql8 ? 2u : 1u;
   std::optional<begin_result> r;
-  EXPECT_EQ(round_trips_of(db, [&] { r = s.begin(scope, "k", fp); }), 1u) << "new key";
+  EXPECT_EQ(round_trips_of(db, [&] { r = s.begin(scope, "k", fp); }), claim) << "new key";
   ASSERT_TRUE(r && r->started());
-  EXPECT_EQ(round_trips_of(db, [&] { (void)s.begin(scope, "k", fp); }), 1u) << "in progress";
+  EXPECT_EQ(round_trips_of(db, [&] { (void)s.begin(scope, "k", fp); }), claim) << "in progress";
   EXPECT_EQ(round_trips_of(db, [&] { (void)s.checkpoint(r->attempt, "charged"); }), 1u) << "checkpoint";
   EXPECT_EQ(round_trips_of(db, [&] { (void)s.extend(r->attempt); }), 1u) << "extend";
   EXPECT_EQ(round_trips_of(db, [&] { (void)s.complete(r->attempt, {200, "ok"}); }), 1u) << "complete";
-  EXPECT_EQ(round_trips_of(db, [&] { (void)s.begin(scope, "k", fp); }), 1u) << "replay";
-  EXPECT_EQ(round_trips_of(db, [&] { (void)s.begin(scope, "k", fingerprint("other")); }), 1u) << "mismatch";
+  EXPECT_EQ(round_trips_of(db, [&] { (void)s.begin(scope, "k", fp); }), claim) << "replay";
+  EXPECT_EQ(round_trips_of(db, [&] { (void)s.begin(scope, "k", fingerprint("other")); }), claim) << "mismatch";
   EXPECT_EQ(round_trips_of(db, [&] { (void)s.get(scope, "k"); }), 1u) << "get";
   // Refused input costs nothing.
   EXPECT_EQ(round_trips_of(db, [&] { EXPECT_THROW((void)s.begin(scope, "", fp), invalid_argument); }), 0u);
@@ -221,14 +223,14 @@ TEST_P(IdempotencyConformance, RoundTripsPerOperation) {
     inside = tx.round_trips() - before;
     EXPECT_EQ(ro.outcome, idempotency_outcome::started);
   });
-  EXPECT_EQ(inside, 2u) << "run_once that runs fn";
+  EXPECT_EQ(inside, claim + 1) << "run_once that runs fn";
   transact(db, [&](transaction_ref tx) {
     const auto before = tx.round_trips();
     auto ro = s.run_once(tx, scope, "ro", fp, [](transaction_ref) { return idempotent_response{500, "no"}; });
     inside = tx.round_trips() - before;
     EXPECT_EQ(ro.outcome, idempotency_outcome::replay);
   });
-  EXPECT_EQ(inside, 1u) << "run_once replay";
+  EXPECT_EQ(inside, claim) << "run_once replay";
 }
 
 // Not a timing claim (bench/ owns targets): prints the cost of a new key and a replay next
@@ -846,6 +848,7 @@ TEST_P(IdempotencyConformance, RunOnceInsideTheCallersOwnTransaction) {
                                                    " port=" + std::to_string(u.port.value_or(5432)) +
                                                    " user=" + q(u.user) + " password=" + q(u.password.value_or("")));
           break;
+        case dialect::mysql8:
         case dialect::mysql:
           so = std::make_unique<soci::session>(soci::mysql,
                                                "db=" + q(u.database) + " host=" + q(u.host) +
