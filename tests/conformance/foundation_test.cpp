@@ -154,6 +154,20 @@ TEST_P(FoundationConformance, EditedAppliedMigrationIsRefused) {
   EXPECT_TRUE(table_exists(other, "drift_c"));
 }
 
+// MySQL 8.0's dialect runs a user's mysql/ subfolder when the folder has no mysql8/ one: the
+// same server family, and most users write one folder for it.
+TEST_P(FoundationConformance, MySQL8UsesTheMySQLSubfolderWhenItHasNoneOfItsOwn) {
+  if (kind() != dialect::mysql8) GTEST_SKIP() << "the family fallback is MySQL 8.0's";
+  auto db = dblock::open(fresh_database());
+  (void)db.migrate();
+  const auto dir = temp_path() / "family";
+  write_file(dir / "0001_wrong.sql", "THIS IS NOT SQL;\n");
+  write_file(dir / "mysql" / "0001_items.sql", "CREATE TABLE app_items (id INTEGER PRIMARY KEY);\n");
+  auto res = db.migrate_dir(dir, "family");
+  ASSERT_EQ(res.applied.size(), 1u);
+  EXPECT_TRUE(table_exists(db, "app_items"));
+}
+
 TEST_P(FoundationConformance, UserFolderHasItsOwnScope) {
   const auto url = fresh_database();
   auto db = dblock::open(url);
