@@ -12,6 +12,8 @@
 -- the fence counter while the row is ours, and lock_state.sql reads the row back. Drawing
 -- after the row is written keeps grants of one name in fence order: the next grant of the
 -- name can only start after this one ends, and so draws later.
+-- A live row of $2 still without a fence is a grant whose draw was cut short (a lost
+-- connection, a deadlock victim): trying again completes it, with its holds unchanged.
 -- Assignments run left to right, each seeing the columns already assigned (MySQL 8.0 and
 -- MariaDB alike), so holds/fence/acquired_at/holder are decided from the old owner and
 -- expiry, then owner from the old expiry, and expires_at last from the NEW owner.
@@ -25,7 +27,7 @@ SELECT $1, $2, 1, 0, UTC_TIMESTAMP(6),
  WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_waiters
                     WHERE name = $1 AND expires_at > UTC_TIMESTAMP(6) AND ticket < CAST($6 AS SIGNED))
 ON DUPLICATE KEY UPDATE
-  holds       = IF(owner = $2 AND expires_at > UTC_TIMESTAMP(6), holds + 1,
+  holds       = IF(owner = $2 AND expires_at > UTC_TIMESTAMP(6), IF(fence = 0, holds, holds + 1),
                    IF(expires_at <= UTC_TIMESTAMP(6), 1, holds)),
   fence       = IF(owner = $2 AND expires_at > UTC_TIMESTAMP(6), fence,
                    IF(expires_at <= UTC_TIMESTAMP(6), 0, fence)),

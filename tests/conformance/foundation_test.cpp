@@ -1,4 +1,4 @@
-// tests/conformance/foundation_test.cpp — the foundation on all five combinations:
+// tests/conformance/foundation_test.cpp — the foundation on all seven combinations:
 // connecting, the migration runner (fresh, idempotent, drift, user folders, failures,
 // eight racing processes), error classification against the real servers (duplicate
 // key, killed connection, the commit trap), the round-trip counter, and attach(); on SQLite

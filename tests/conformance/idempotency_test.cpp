@@ -1,5 +1,5 @@
 // tests/conformance/idempotency_test.cpp — the idempotency-key store (dblock/idempotency.hpp)
-// on all five combinations: duplicate storm across threads and processes (side effect
+// on all seven combinations: duplicate storm across threads and processes (side effect
 // counted), takeover after a lapsed lease with attempt N+1 and the recovery point, a
 // crashed worker process taken over, the stale worker's late writes rejected, byte-exact
 // binary replay, mismatch on every path, run_once commit / rollback / killed before commit /

@@ -1,6 +1,6 @@
 // tests/conformance/row_guard_test.cpp — transactional row guards, retry, optimistic
 // updates and fenced writes (dblock/row_guard.hpp, retry.hpp, optimistic.hpp) on all
-// five combinations: insert-first dedup under 16 threads (and the textbook pattern
+// seven combinations: insert-first dedup under 16 threads (and the textbook pattern
 // failing next to it), NOWAIT / SKIP LOCKED / bounded waits against a real concurrent
 // holder, retry of a provoked deadlock, 8 x 200 optimistic increments, fenced writes
 // with a lease lock taken over after its TTL, identifier injection refused.
