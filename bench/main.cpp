@@ -99,6 +99,10 @@ class databases {
     }
     c.url = with_database(server_url, base);
     c.big_url = with_database(server_url, base + "_big");
+    if (kind == dblock::dialect::mysql8) {  // MySQL 8.0's dialect forced on the server
+      c.url += "?dialect=mysql8";
+      c.big_url += "?dialect=mysql8";
+    }
     return c;
   }
   void drop() noexcept {
@@ -135,6 +139,8 @@ std::string server_version(const combo& c) {
         return "PostgreSQL " + trim(raw->query_text("SHOW server_version"));
       case dblock::dialect::mysql:
         return trim(raw->query_text("SELECT VERSION()"));
+      case dblock::dialect::mysql8:
+        return trim(raw->query_text("SELECT VERSION()")) + " (dialect mysql8)";
       case dblock::dialect::sqlite:
         return std::string("SQLite ") + sqlite3_libversion();
     }
@@ -322,6 +328,7 @@ int run(int argc, char** argv) {
     };
     for (const want& w : {want{"pqxx_postgresql", dblock::dialect::postgresql, "DBLOCK_TEST_PG_URL"},
                           want{"mysql_mariadb", dblock::dialect::mysql, "DBLOCK_TEST_MYSQL_URL"},
+                          want{"mysql_mysql8", dblock::dialect::mysql8, "DBLOCK_TEST_MYSQL_URL"},
                           want{"soci_sqlite", dblock::dialect::sqlite, nullptr}}) {
       if (!wanted(only, w.name)) continue;
       std::string server;

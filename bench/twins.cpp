@@ -140,6 +140,20 @@ ON DUPLICATE KEY UPDATE
   owner       = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
   expires_at  = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)
 RETURNING owner, fence)";
+// MySQL 8.0 (the mysql8 schema: a counter row, no RETURNING, no VALUES()): the draw, the
+// upsert with the drawn fence, and a read of the row.
+constexpr const char* my8_draw = "UPDATE dblock_fence_counter SET value = LAST_INSERT_ID(value + 1) WHERE id = 1";
+constexpr const char* my8_acquire = R"(
+INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder)
+VALUES (?, ?, 1, LAST_INSERT_ID(), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, '')
+ON DUPLICATE KEY UPDATE
+  fence       = IF(expires_at <= UTC_TIMESTAMP(6), LAST_INSERT_ID(), fence),
+  holds       = IF(expires_at <= UTC_TIMESTAMP(6), 1, holds),
+  acquired_at = IF(expires_at <= UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), acquired_at),
+  holder      = IF(expires_at <= UTC_TIMESTAMP(6), '', holder),
+  owner       = IF(expires_at <= UTC_TIMESTAMP(6), ?, owner),
+  expires_at  = IF(owner = ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, expires_at))";
+constexpr const char* my8_read = "SELECT owner, fence FROM dblock_locks WHERE name = ?";
 constexpr const char* my_release = "DELETE FROM dblock_locks WHERE name = ? AND owner = ?";
 constexpr const char* my_probe =
     "SELECT fence FROM dblock_locks WHERE name = ? AND owner <> ? AND expires_at > UTC_TIMESTAMP(6)";
@@ -162,7 +176,7 @@ std::mutex& my_driver_mutex() {
 
 class my_raw final : public raw_client {
  public:
-  my_raw(const dblock::connection_url& u, bool found_rows) {
+  my_raw(const dblock::connection_url& u, bool found_rows) : kind_(u.kind) {
     sql::ConnectOptionsMap o;
     o["hostName"] = sql::SQLString("tcp://" + (u.host.empty() ? std::string("127.0.0.1") : u.host) + ":" +
                                    std::to_string(u.port.value_or(3306)));
@@ -182,6 +196,8 @@ class my_raw final : public raw_client {
   ~my_raw() override {
     st_.reset();
     acquire_.reset();
+    draw8_.reset();
+    read8_.reset();
     probe_.reset();
     release_.reset();
     idem_insert_.reset();
@@ -197,6 +213,7 @@ class my_raw final : public raw_client {
     }
   }
   std::optional<std::int64_t> acquire(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
+    if (kind_ == dblock::dialect::mysql8) return acquire8(name, owner, ttl_ms);
     ++statements_;
     prepared(acquire_, my_acquire)->setString(1, name);
     acquire_->setString(2, owner);
@@ -282,9 +299,28 @@ class my_raw final : public raw_client {
     }
     return out;
   }
-  dblock::database attach() override { return dblock::attach(c_.get()); }
+  dblock::database attach() override { return dblock::attach(c_.get(), kind_); }
 
  private:
+  std::optional<std::int64_t> acquire8(const std::string& name, const std::string& owner, std::int64_t ttl_ms) {
+    statements_ += 3;
+    prepared(draw8_, my8_draw)->executeUpdate();
+    prepared(acquire_, my8_acquire)->setString(1, name);
+    acquire_->setString(2, owner);
+    acquire_->setInt64(3, ttl_ms * 1000);
+    acquire_->setString(4, owner);
+    acquire_->setString(5, owner);
+    acquire_->setInt64(6, ttl_ms * 1000);
+    acquire_->executeUpdate();
+    prepared(read8_, my8_read)->setString(1, name);
+    std::unique_ptr<sql::ResultSet> rs(read8_->executeQuery());
+    std::optional<std::int64_t> fence;
+    while (rs->next())
+      if (rs->getString(1).asStdString() == owner) fence = rs->getInt64(2);
+    return fence;
+  }
+  dblock::dialect kind_;
+  std::unique_ptr<sql::PreparedStatement> draw8_, read8_;
   // Prepared on first use (set-up connections never touch dblock's tables).
   sql::PreparedStatement* prepared(std::unique_ptr<sql::PreparedStatement>& ps, const char* sql) {
     if (!ps) ps.reset(c_->prepareStatement(sql));
@@ -473,6 +509,7 @@ std::unique_ptr<raw_client> connect_raw(const std::string& url, bool found_rows)
     case dblock::dialect::postgresql:
       return std::make_unique<pg_raw>(url);
     case dblock::dialect::mysql:
+    case dblock::dialect::mysql8:
       return std::make_unique<my_raw>(u, found_rows);
     case dblock::dialect::sqlite:
       return std::make_unique<lite_raw>(u);
@@ -493,6 +530,18 @@ void insert_lock_rows(raw_client& c, dblock::dialect d, const std::string& prefi
           "now() + " +
           secs + " * interval '1 second', 'bench' FROM generate_series(1, " + count + ") g");
       c.exec("VACUUM ANALYZE dblock_locks");
+      break;
+    case dblock::dialect::mysql8:
+      // Fences above every drawn one: the counter moves past them first.
+      c.exec("UPDATE dblock_fence_counter SET value = value + " + count + " WHERE id = 1");
+      c.exec(
+          "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
+          "SELECT CONCAT('" +
+          prefix +
+          "', seq), MD5(RAND()), 1, (SELECT value FROM dblock_fence_counter WHERE id = 1) - " + count +
+          " + seq, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL " +
+          secs + " SECOND, 'bench' FROM seq_1_to_" + count);
+      (void)c.query_text("ANALYZE TABLE dblock_locks");
       break;
     case dblock::dialect::mysql:
       c.exec(

@@ -1,5 +1,5 @@
 // dblock/mysql.hpp — dblock on MySQL Connector/C++ 1.1 (target dblock::mysql):
-// MySQL and MariaDB.
+// MySQL 8.0 and MariaDB.
 #pragma once
 
 #include <cppconn/connection.h>
@@ -15,6 +15,9 @@ namespace dblock {
 // Its schema must be set. dblock commits with a COMMIT statement, never with
 // Connection::commit(), which in 1.1.12 reports success on a dead connection.
 [[nodiscard]] database attach(sql::Connection* conn);
+// The same, speaking dialect `d` of the MySQL family (dialect::mysql: MariaDB's,
+// dialect::mysql8: MySQL 8.0's) instead of the one the server's VERSION() names.
+[[nodiscard]] database attach(sql::Connection* conn, dialect d);
 
 // The caller's connection, inside a transaction the caller began (START TRANSACTION or
 // setAutoCommit(false)), as a dblock transaction_ref. dblock never commits it. Each

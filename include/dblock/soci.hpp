@@ -14,6 +14,9 @@ namespace dblock {
 // Works on a session you hold (it must outlive the database). The dialect is the
 // session's driver: "sqlite3", "postgresql" or "mysql".
 [[nodiscard]] database attach(soci::session& sess);
+// The same on a "mysql" session, speaking dialect `d` of the MySQL family (dialect::mysql:
+// MariaDB's, dialect::mysql8: MySQL 8.0's) instead of the one the server's VERSION() names.
+[[nodiscard]] database attach(soci::session& sess, dialect d);
 
 // The caller's session, inside a transaction the caller began (for SQLite begin with
 // BEGIN IMMEDIATE, not soci::transaction's deferred BEGIN), as a dblock transaction_ref.

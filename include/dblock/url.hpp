@@ -3,6 +3,10 @@
 //   mysql://user:pass@host:port/db        (Connector/C++) also mariadb://
 //   sqlite:relative/path.db | sqlite:///abs/path.db  (SOCI sqlite3)
 //   soci+postgresql://...  soci+mysql://...           (SOCI for PostgreSQL / MySQL)
+// MySQL URLs take ?dialect=mysql8 or ?dialect=mysql: the SQL dialect is then the one named,
+// not the one recognised at connect (a server whose VERSION() says MariaDB speaks `mysql`,
+// MariaDB's dialect; any other speaks `mysql8`, written in what MySQL 8.0 and MariaDB 10.11
+// both accept). The server is not asked then.
 // PostgreSQL URLs take ?pooler=transaction: the server is reached through a pooler in
 // transaction pooling mode (PgBouncer); dblock then keeps no state in the server
 // session (docs/locks.md, "Poolers"). libpq never sees this option.
@@ -21,7 +25,8 @@
 
 namespace dblock {
 
-enum class dialect { postgresql, mysql, sqlite };
+// mysql: MariaDB's dialect (sequences, RETURNING); mysql8: MySQL 8.0's (docs/sql.md).
+enum class dialect { postgresql, mysql, sqlite, mysql8 };
 enum class client_library { pqxx, mysql, soci };
 // How the server is reached: directly (or through a session-pooling pooler, which is
 // the same to dblock), or through a pooler in transaction pooling mode.
@@ -49,6 +54,7 @@ struct connection_url {
   std::string database;  // database name, or the SQLite file path
   std::map<std::string, std::string> options;  // ?key=value pairs, percent-decoded (not `pooler`)
   pooler_mode pooler = pooler_mode::none;      // ?pooler=transaction (PostgreSQL only)
+  bool dialect_given = false;                  // ?dialect=...: `kind` is not re-read from the server
   std::string original;  // the URL as given (contains the password: do not log)
 
   // The URL with the password replaced by "***": safe for messages and logs.

@@ -30,7 +30,13 @@ struct dialect_traits {
   // timeline, is granted afresh (new fence, holds 1) rather than re-entered: such a row is
   // an older grant that a failover brought back (migrations/postgresql/0007_failover_fences.sql).
   bool fresh_grant_on_unheld_own_row = false;
+  // Dialects of one family share a server protocol, URL schemes and client drivers; the
+  // driver picks one at connect, ?dialect=<name> picks one in the URL.
+  dialect family = kind;
 };
+
+// Every dialect, for lookups by name.
+inline constexpr dialect all_dialects[] = {dialect::postgresql, dialect::mysql, dialect::sqlite, dialect::mysql8};
 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).
 [[nodiscard]] const dialect_traits& traits_of(dialect d) noexcept;

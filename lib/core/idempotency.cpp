@@ -170,7 +170,7 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
   const auto& ops = detail::idempotency_for(b.kind());
   std::optional<claim_row> row;
   if (ops.peeks_before_claim()) row = ops.claim(b.exec("idem_peek", {scope, key, fp}));
-  if (!row) row = ops.claim(b.exec("idem_claim", params));
+  if (!row) row = ops.claim(ops.run_claim(b, params));
   if (!row) return std::nullopt;
   const claim_row& c = *row;
   switch (c.outcome) {  // metrics: one event per claim statement

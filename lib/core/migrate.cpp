@@ -69,7 +69,10 @@ std::vector<migration_file> folder_migrations(const std::filesystem::path& dir, 
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw invalid_argument("migration directory '" + dir.string() + "' does not exist");
   fs::path use = dir;
+  // The dialect's own subfolder, else its family's (MySQL 8.0 runs a user's mysql/ folder).
+  const char* family = detail::traits_of(detail::traits_of(d).family).name;
   if (fs::is_directory(dir / detail::traits_of(d).name, ec)) use = dir / detail::traits_of(d).name;
+  else if (fs::is_directory(dir / family, ec)) use = dir / family;
   std::vector<migration_file> out;
   for (const auto& entry : fs::directory_iterator(use)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".sql") continue;

@@ -176,6 +176,29 @@ std::string url_without_option(std::string_view url, std::string_view key) {
 }
 }  // namespace detail
 
+// ?dialect=...: dblock's own option, taken out of `options`; names a dialect of the
+// scheme's family (dialect_traits::family).
+static void take_dialect(connection_url& u) {
+  auto it = u.options.find("dialect");
+  if (it == u.options.end()) return;
+  const std::string v = it->second;
+  u.options.erase(it);
+  const auto family = detail::traits_of(u.kind).family;
+  std::string known;
+  int in_family = 0;
+  for (auto d : detail::all_dialects) {
+    if (detail::traits_of(d).family != family) continue;
+    ++in_family;
+    known += (known.empty() ? "" : ", ") + std::string(detail::traits_of(d).name);
+    if (v == detail::traits_of(d).name) {
+      u.kind = d;
+      u.dialect_given = true;
+    }
+  }
+  if (in_family < 2) bad("option dialect='" + v + "': a dialect is chosen for MySQL URLs only (mysql://, soci+mysql://)");
+  if (!u.dialect_given) bad("option dialect='" + v + "' is not a dialect of " + u.scheme + ":// URLs (known: " + known + ")");
+}
+
 connection_url parse_url(std::string_view url) {
   connection_url u;
   u.original = std::string(url);
@@ -231,6 +254,7 @@ connection_url parse_url(std::string_view url) {
     u.database = percent_decode(path, "the SQLite path");
     if (u.database.empty() || u.database == "/") bad("missing database file path");
     take_pooler(u);
+    take_dialect(u);
     return u;
   }
 
@@ -253,6 +277,7 @@ connection_url parse_url(std::string_view url) {
   u.database = percent_decode(path, "the database name");
   if (u.database.empty()) bad("missing database name (expected " + scheme + "://host/DATABASE)");
   take_pooler(u);
+  take_dialect(u);
   return u;
 }
 

@@ -1,6 +1,7 @@
 // lib/dialects/lease_registry.cpp — each dialect's lease-lock objects
 // (lib/core/ops/lease_table.hpp), and the wait line, which is the same on every dialect:
-// tickets in dblock_lock_waiters through sql/<dialect>/lock_line_*.sql.
+// tickets in dblock_lock_waiters through sql/<dialect>/lock_line_*.sql (MySQL 8.0 reads the
+// new ticket with a second statement).
 #include "core/ops/lease_table.hpp"
 #include "dialects/common/rows.hpp"
 
@@ -9,11 +10,13 @@ namespace dblock::detail {
 const lease_table_ops& postgresql_lease_table() noexcept;
 const lease_table_ops& mysql_lease_table() noexcept;
 const lease_table_ops& sqlite_lease_table() noexcept;
+const lease_table_ops& mysql8_lease_table() noexcept;
 
 const lease_table_ops& lease_table_for(dialect d) noexcept {
   switch (d) {
     case dialect::postgresql: return postgresql_lease_table();
     case dialect::mysql: return mysql_lease_table();
+    case dialect::mysql8: return mysql8_lease_table();
     case dialect::sqlite: break;
   }
   return sqlite_lease_table();
@@ -23,9 +26,16 @@ namespace {
 
 class table_wait_line final : public wait_line_ops {
  public:
+  // separate_ticket_read: lock_line_join.sql returns no row (no INSERT ... RETURNING, MySQL
+  // 8.0); lock_line_ticket.sql reads the ticket back on the same connection.
+  explicit table_wait_line(bool separate_ticket_read) : separate_ticket_read_(separate_ticket_read) {}
+
   std::int64_t join(backend& b, const std::string& name, const std::string& owner,
                     std::int64_t ttl_ms) const override {
-    auto r = b.exec("lock_line_join", {name, owner, ttl_ms});
+    auto r = b.exclusive([&] {
+      auto j = b.exec("lock_line_join", {name, owner, ttl_ms});
+      return separate_ticket_read_ ? b.exec("lock_line_ticket") : j;
+    });
     return rows::i64(r.rows.at(0), 0, "wait-line ticket");
   }
   void leave(backend& b, std::int64_t ticket, const std::string& owner) const override {
@@ -35,13 +45,17 @@ class table_wait_line final : public wait_line_ops {
     auto r = b.exec("lock_line_position", {name, ticket});
     return {rows::i64(r.rows.at(0), 0, "wait-line position"), rows::i64(r.rows.at(0), 1, "wait-line fence")};
   }
+
+ private:
+  bool separate_ticket_read_;
 };
 
 }  // namespace
 
-const wait_line_ops& wait_line_for(dialect /*every dialect*/) noexcept {
-  static const table_wait_line l;
-  return l;
+const wait_line_ops& wait_line_for(dialect d) noexcept {
+  static const table_wait_line returning{false};
+  static const table_wait_line read_apart{true};
+  return d == dialect::mysql8 ? read_apart : returning;
 }
 
 }  // namespace dblock::detail

@@ -14,10 +14,11 @@ namespace dblock::detail {
 namespace {
 // The one switch: each dialect's object of one kind.
 template <typename T>
-const T& pick(dialect d, const T& postgresql, const T& mysql, const T& sqlite) noexcept {
+const T& pick(dialect d, const T& postgresql, const T& mysql, const T& sqlite, const T& mysql8) noexcept {
   switch (d) {
     case dialect::postgresql: return postgresql;
     case dialect::mysql: return mysql;
+    case dialect::mysql8: return mysql8;
     case dialect::sqlite: break;
   }
   return sqlite;
@@ -27,9 +28,10 @@ const T& pick(dialect d, const T& postgresql, const T& mysql, const T& sqlite) n
 const dialect_traits& postgresql_traits() noexcept;
 const dialect_traits& mysql_traits() noexcept;
 const dialect_traits& sqlite_traits() noexcept;
+const dialect_traits& mysql8_traits() noexcept;
 
 const dialect_traits& traits_of(dialect d) noexcept {
-  return pick(d, postgresql_traits(), mysql_traits(), sqlite_traits());
+  return pick(d, postgresql_traits(), mysql_traits(), sqlite_traits(), mysql8_traits());
 }
 
 // --- statement families other than leases (lib/core/ops/, lib/dialects/<dialect>/) ---
@@ -37,41 +39,47 @@ const dialect_traits& traits_of(dialect d) noexcept {
 const session_lock_ops& postgresql_session_locks() noexcept;
 const session_lock_ops& mysql_session_locks() noexcept;
 const session_lock_ops& sqlite_session_locks() noexcept;
+const session_lock_ops& mysql8_session_locks() noexcept;
 const session_lock_ops& session_locks_for(dialect d) noexcept {
-  return pick(d, postgresql_session_locks(), mysql_session_locks(), sqlite_session_locks());
+  return pick(d, postgresql_session_locks(), mysql_session_locks(), sqlite_session_locks(), mysql8_session_locks());
 }
 
 const migration_ops& postgresql_migrations() noexcept;
 const migration_ops& mysql_migrations() noexcept;
 const migration_ops& sqlite_migrations() noexcept;
+const migration_ops& mysql8_migrations() noexcept;
 const migration_ops& migrations_for(dialect d) noexcept {
-  return pick(d, postgresql_migrations(), mysql_migrations(), sqlite_migrations());
+  return pick(d, postgresql_migrations(), mysql_migrations(), sqlite_migrations(), mysql8_migrations());
 }
 
 const reaper_ops& postgresql_reaper() noexcept;
 const reaper_ops& mysql_reaper() noexcept;
 const reaper_ops& sqlite_reaper() noexcept;
-const reaper_ops& reaper_for(dialect d) noexcept { return pick(d, postgresql_reaper(), mysql_reaper(), sqlite_reaper()); }
+const reaper_ops& mysql8_reaper() noexcept;
+const reaper_ops& reaper_for(dialect d) noexcept { return pick(d, postgresql_reaper(), mysql_reaper(), sqlite_reaper(), mysql8_reaper()); }
 
 const row_guard_ops& postgresql_row_guards() noexcept;
 const row_guard_ops& mysql_row_guards() noexcept;
 const row_guard_ops& sqlite_row_guards() noexcept;
+const row_guard_ops& mysql8_row_guards() noexcept;
 const row_guard_ops& row_guards_for(dialect d) noexcept {
-  return pick(d, postgresql_row_guards(), mysql_row_guards(), sqlite_row_guards());
+  return pick(d, postgresql_row_guards(), mysql_row_guards(), sqlite_row_guards(), mysql8_row_guards());
 }
 
 const optimistic_ops& postgresql_optimistic() noexcept;
 const optimistic_ops& mysql_optimistic() noexcept;
 const optimistic_ops& sqlite_optimistic() noexcept;
+const optimistic_ops& mysql8_optimistic() noexcept;
 const optimistic_ops& optimistic_for(dialect d) noexcept {
-  return pick(d, postgresql_optimistic(), mysql_optimistic(), sqlite_optimistic());
+  return pick(d, postgresql_optimistic(), mysql_optimistic(), sqlite_optimistic(), mysql8_optimistic());
 }
 
 const replication_ops& postgresql_replication() noexcept;
 const replication_ops& mysql_replication() noexcept;
 const replication_ops& sqlite_replication() noexcept;
+const replication_ops& mysql8_replication() noexcept;
 const replication_ops& replication_for(dialect d) noexcept {
-  return pick(d, postgresql_replication(), mysql_replication(), sqlite_replication());
+  return pick(d, postgresql_replication(), mysql_replication(), sqlite_replication(), mysql8_replication());
 }
 
 // --- end of statement families other than leases ---
@@ -79,8 +87,9 @@ const replication_ops& replication_for(dialect d) noexcept {
 const idempotency_ops& postgresql_idempotency() noexcept;
 const idempotency_ops& mysql_idempotency() noexcept;
 const idempotency_ops& sqlite_idempotency() noexcept;
+const idempotency_ops& mysql8_idempotency() noexcept;
 const idempotency_ops& idempotency_for(dialect d) noexcept {
-  return pick(d, postgresql_idempotency(), mysql_idempotency(), sqlite_idempotency());
+  return pick(d, postgresql_idempotency(), mysql_idempotency(), sqlite_idempotency(), mysql8_idempotency());
 }
 
 }  // namespace dblock::detail

@@ -23,29 +23,39 @@
 -- UTC_TIMESTAMP(6) is the statement's start time on the server (the same value in VALUES,
 -- the assignments and RETURNING; unlike NOW(6) it ignores the session time_zone): the
 -- only clock.
--- The fence is NEXTVAL of the sequence (a value is consumed even when unused: gaps are fine).
--- A takeover draws it in the UPDATE list, evaluated after the duplicate row is locked, so no
--- other grant of the name can come between the draw and this grant. A fresh insert draws it
--- in the SELECT list, before its row exists: if another owner's whole grant and release fit between
--- that draw and the insert, this grant carries the smaller token (docs/locks.md, Fencing).
--- MySQL 8 differs: no sequences (an AUTO_INCREMENT counter table instead), no RETURNING,
--- and VALUES() here is deprecated in favour of a row alias.
+-- The fence is drawn where the row is ours and locked, so grants of one name carry
+-- increasing fences in grant order: the SELECT yields the row twice, a grant pass then a draw
+-- pass, told apart by the fence they carry (0, then -1; a CHECK-free column, since CHECK
+-- constraints are tested before the duplicate key is found). The grant pass inserts a fresh
+-- grant, takes over an expired row, re-enters or leaves the row, as above, with fence 0 ("not
+-- drawn yet") for a new grant. The draw pass always meets the row the grant pass left (a
+-- duplicate key, already X-locked by this statement) and changes only the fence: NEXTVAL when
+-- the row is owner $2's with fence 0. A NEXTVAL drawn before the row exists could be
+-- overtaken by another owner's whole grant and release of the name, and this later grant
+-- would carry the smaller token. A value is consumed only by a new grant (IF evaluates one
+-- branch). RETURNING gives one row per pass: the last is the result (a granted row whose
+-- fence is not positive would mean the passes came in the other order: the caller refuses it).
+-- MySQL 8 differs: no sequences (sql/mysql8/ draws from a counter row), no RETURNING,
+-- and VALUES() here is deprecated there.
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
-SELECT $1, $2, 1, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6),
+SELECT $1, $2, 1, pass.marker, UTC_TIMESTAMP(6),
        UTC_TIMESTAMP(6) + INTERVAL (CAST($3 AS SIGNED) * 1000) MICROSECOND, $4, $5
-  FROM DUAL
+  FROM (SELECT 0 AS marker UNION ALL SELECT -1) AS pass
  WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_waiters
                     WHERE name = $1 AND expires_at > UTC_TIMESTAMP(6) AND ticket < CAST($6 AS SIGNED))
 ON DUPLICATE KEY UPDATE
-  holds       = IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
-                   IF(expires_at <= UTC_TIMESTAMP(6), 1, holds)),
-  fence       = IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), fence,
-                   IF(expires_at <= UTC_TIMESTAMP(6), NEXTVAL(dblock_fence_seq), fence)),
-  acquired_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(acquired_at), acquired_at),
-  holder      = IF(expires_at <= UTC_TIMESTAMP(6) OR owner = VALUES(owner), VALUES(holder), holder),
-  owner       = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
-  expires_at  = IF(owner = VALUES(owner), VALUES(expires_at), expires_at),
-  lock_delay_ms = IF(owner = VALUES(owner), VALUES(lock_delay_ms), lock_delay_ms)
+  holds       = IF(VALUES(fence) < 0, holds,
+                   IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
+                      IF(expires_at <= UTC_TIMESTAMP(6), 1, holds))),
+  fence       = IF(VALUES(fence) < 0, IF(owner = VALUES(owner) AND fence = 0, NEXTVAL(dblock_fence_seq), fence),
+                   IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), fence,
+                      IF(expires_at <= UTC_TIMESTAMP(6), 0, fence))),
+  acquired_at = IF(VALUES(fence) = 0 AND expires_at <= UTC_TIMESTAMP(6), VALUES(acquired_at), acquired_at),
+  holder      = IF(VALUES(fence) = 0 AND (expires_at <= UTC_TIMESTAMP(6) OR owner = VALUES(owner)),
+                   VALUES(holder), holder),
+  owner       = IF(VALUES(fence) = 0 AND expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
+  expires_at  = IF(VALUES(fence) = 0 AND owner = VALUES(owner), VALUES(expires_at), expires_at),
+  lock_delay_ms = IF(VALUES(fence) = 0 AND owner = VALUES(owner), VALUES(lock_delay_ms), lock_delay_ms)
 RETURNING IF(owner = $2 AND expires_at > UTC_TIMESTAMP(6), 1, 0) AS granted, fence, holds, holder,
           DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS expires_at_text,
           CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED) AS expires_in_ms

@@ -43,12 +43,12 @@ TEST_P(ConnectionNameConformance, TheServerSeesTheName) {
   }
 
   auto db = open_unmigrated();
-  if (kind() == dialect::mysql && query_int(db, "SELECT @@performance_schema") == 0) {
+  if (mysql_family() && query_int(db, "SELECT @@performance_schema") == 0) {
     // session_connect_attrs lives in performance_schema (scripts/servers turns it on).
     if (require_all()) FAIL() << "performance_schema is off on the test MariaDB: connection attributes are invisible";
     GTEST_SKIP() << "performance_schema is off: connection attributes are invisible";
   }
-  if (kind() == dialect::mysql && client() == client_library::soci) {
+  if (mysql_family() && client() == client_library::soci) {
     // SOCI 4.0's MySQL backend has no option for connection attributes (documented).
     EXPECT_EQ(name_on_server(db), std::nullopt);
     return;

@@ -57,9 +57,12 @@ struct combination {
   client_library client;       // client library
   const char* url_env;         // variable holding the server URL; nullptr for SQLite
   const char* scheme_prefix;   // prepended to that URL: "" or "soci+"
+  // ?dialect=<this> forced on that URL, in a database of its own (dblock_<this>) so that
+  // each dialect's schema and migration history stay apart; nullptr: the server's dialect.
+  const char* forced_dialect = nullptr;
 };
 
-// The five combinations, in the order above.
+// The seven combinations, in the order above.
 [[nodiscard]] const std::vector<combination>& all_combinations();
 // Name generator for INSTANTIATE_TEST_SUITE_P.
 [[nodiscard]] std::string combination_name(const ::testing::TestParamInfo<combination>& info);
@@ -77,6 +80,13 @@ class conformance : public ::testing::TestWithParam<combination> {
   [[nodiscard]] const combination& combo() const { return GetParam(); }
   [[nodiscard]] dialect kind() const { return GetParam().kind; }
   [[nodiscard]] client_library client() const { return GetParam().client; }
+  // Round trips of one lock_acquire: 1 where the upsert returns its row; on MySQL 8.0 the
+  // upsert, the fence draw, the fence set (a new grant only) and the read of the row.
+  [[nodiscard]] std::uint64_t acquire_trips(bool new_grant) const {
+    return kind() != dialect::mysql8 ? 1u : new_grant ? 4u : 3u;
+  }
+  // MariaDB's dialect or MySQL 8.0's (both run against the MariaDB test server).
+  [[nodiscard]] bool mysql_family() const { return kind() == dialect::mysql || kind() == dialect::mysql8; }
 
   // The combination's URL (for dblock::open). Contains the password: never print it.
   [[nodiscard]] const std::string& url() const { return url_; }

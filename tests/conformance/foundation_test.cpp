@@ -1,4 +1,4 @@
-// tests/conformance/foundation_test.cpp — the foundation on all five combinations:
+// tests/conformance/foundation_test.cpp — the foundation on all seven combinations:
 // connecting, the migration runner (fresh, idempotent, drift, user folders, failures,
 // eight racing processes), error classification against the real servers (duplicate
 // key, killed connection, the commit trap), the round-trip counter, and attach(); on SQLite
@@ -161,6 +161,7 @@ TEST_P(FoundationConformance, MigrateFreshDatabaseAppliesAll) {
   switch (kind()) {
     case dialect::postgresql: EXPECT_EQ(query_int(db, "SELECT nextval('dblock_fence_seq')"), 1); break;
     case dialect::mysql: EXPECT_EQ(query_int(db, "SELECT NEXTVAL(dblock_fence_seq)"), 1); break;
+    case dialect::mysql8: EXPECT_EQ(query_int(db, "SELECT value FROM dblock_fence_counter WHERE id = 1"), 0); break;
     case dialect::sqlite: EXPECT_EQ(query_int(db, "SELECT last FROM dblock_fence WHERE id = 1"), 0); break;
   }
 }
@@ -224,6 +225,20 @@ TEST_P(FoundationConformance, EditedAppliedMigrationIsRefused) {
   EXPECT_EQ(fixed.applied[0].version, 2);
   EXPECT_EQ(fixed.already_applied, 1u);
   EXPECT_TRUE(table_exists(other, "drift_c"));
+}
+
+// MySQL 8.0's dialect runs a user's mysql/ subfolder when the folder has no mysql8/ one: the
+// same server family, and most users write one folder for it.
+TEST_P(FoundationConformance, MySQL8UsesTheMySQLSubfolderWhenItHasNoneOfItsOwn) {
+  if (kind() != dialect::mysql8) GTEST_SKIP() << "the family fallback is MySQL 8.0's";
+  auto db = dblock::open(fresh_database());
+  (void)db.migrate();
+  const auto dir = temp_path() / "family";
+  write_file(dir / "0001_wrong.sql", "THIS IS NOT SQL;\n");
+  write_file(dir / "mysql" / "0001_items.sql", "CREATE TABLE app_items (id INTEGER PRIMARY KEY);\n");
+  auto res = db.migrate_dir(dir, "family");
+  ASSERT_EQ(res.applied.size(), 1u);
+  EXPECT_TRUE(table_exists(db, "app_items"));
 }
 
 TEST_P(FoundationConformance, UserFolderHasItsOwnScope) {
@@ -302,6 +317,7 @@ TEST_P(FoundationConformance, FailingUserMigrationIsReportedAndNotRecorded) {
       EXPECT_TRUE(table_exists(other, "fail_ok"));
       EXPECT_FALSE(table_exists(other, "fail_first"));
       break;
+    case dialect::mysql8:
     case dialect::mysql:
       // DDL autocommits: 0001 stays, and 0002's first statement stays too (the documented
       // MySQL limitation), but 0002 is not recorded, so the user can fix it and re-run.
@@ -334,6 +350,7 @@ TEST_P(FoundationConformance, DuplicateKeyIsUniqueViolation) {
       EXPECT_FALSE(e.retryable());
       switch (kind()) {
         case dialect::postgresql: EXPECT_EQ(e.sqlstate(), "23505") << what; break;
+        case dialect::mysql8:
         case dialect::mysql: EXPECT_EQ(e.vendor_code(), 1062) << what; break;
         case dialect::sqlite:
           // 1555 SQLITE_CONSTRAINT_PRIMARYKEY, 2067 SQLITE_CONSTRAINT_UNIQUE
@@ -546,7 +563,7 @@ TEST_P(FoundationConformance, AttachUsersOwnConnection) {
     o["password"] = sql::SQLString(u.password.value_or(""));
     o["schema"] = sql::SQLString(u.database);
     std::unique_ptr<sql::Connection> c(get_driver_instance()->connect(o));
-    exercise(attach(c.get()));
+    exercise(kind() == dialect::mysql8 ? attach(c.get(), kind()) : attach(c.get()));
     std::unique_ptr<sql::Statement> st(c->createStatement());
     std::unique_ptr<sql::ResultSet> rs(st->executeQuery(count_sql));
     ASSERT_TRUE(rs->next());
@@ -562,6 +579,7 @@ TEST_P(FoundationConformance, AttachUsersOwnConnection) {
                                                                   " user=" + q(u.user) +
                                                                   " password=" + q(u.password.value_or("")));
         break;
+      case dialect::mysql8:
       case dialect::mysql:
         s = std::make_unique<soci::session>(soci::mysql, "db=" + q(u.database) + " host=" + q(u.host) +
                                                              " port=" + std::to_string(u.port.value_or(3306)) +
@@ -569,7 +587,7 @@ TEST_P(FoundationConformance, AttachUsersOwnConnection) {
                                                              " password=" + q(u.password.value_or("")));
         break;
     }
-    exercise(attach(*s));
+    exercise(kind() == dialect::mysql8 ? attach(*s, kind()) : attach(*s));
     long long count = 0;
     *s << count_sql, soci::into(count);
     EXPECT_EQ(count, static_cast<long long>(n));

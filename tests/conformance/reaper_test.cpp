@@ -42,6 +42,7 @@ class ReaperConformance : public conformance {
                   "now() - interval '1 hour', $1 FROM generate_series(1, CAST($2 AS integer)) AS i",
                   {prefix, static_cast<std::int64_t>(n)});
         break;
+      case dialect::mysql8:
       case dialect::mysql:
         raw_query(db,
                   "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder) "
@@ -425,6 +426,7 @@ TEST_P(ReaperConformance, ReapsExpiredWaitLineTicketsButNotALiveWaitersOne) {
                 "now() - interval '1 hour' FROM generate_series(1, CAST($1 AS integer))",
                 {dead});
       break;
+    case dialect::mysql8:
     case dialect::mysql:
       raw_query(db,
                 "INSERT INTO dblock_lock_waiters (name, owner, expires_at) SELECT 'contested', REPEAT('d', 32), "
@@ -454,7 +456,7 @@ TEST_P(ReaperConformance, ReapsExpiredWaitLineTicketsButNotALiveWaitersOne) {
   // The waiter has taken its ticket once a live one exists.
   const char* live_tickets = kind() == dialect::postgresql
                                  ? "SELECT COUNT(*) FROM dblock_lock_waiters WHERE expires_at > now()"
-                             : kind() == dialect::mysql
+                             : mysql_family()
                                  ? "SELECT COUNT(*) FROM dblock_lock_waiters WHERE expires_at > UTC_TIMESTAMP(6)"
                                  : "SELECT COUNT(*) FROM dblock_lock_waiters "
                                    "WHERE expires_at > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";

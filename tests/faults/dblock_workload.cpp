@@ -652,7 +652,7 @@ class driver {
     }
     auto db = dblock::open(run_url_);
     db.migrate();
-    const bool pg = dialect_ == dialect::postgresql, my = dialect_ == dialect::mysql;
+    const bool pg = dialect_ == dialect::postgresql, my = dialect_ == dialect::mysql || dialect_ == dialect::mysql8;
     const std::string serial = pg ? "bigserial PRIMARY KEY" : my ? "BIGINT AUTO_INCREMENT PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT";
     const std::string text = my ? "VARCHAR(200)" : "TEXT";
     auto& b = detail::backend_of(db);

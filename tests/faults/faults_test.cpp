@@ -24,7 +24,8 @@
 namespace dblock::faults {
 namespace {
 
-enum class db { postgresql, mariadb, sqlite, soci_postgresql, soci_mariadb };
+// mysql8, soci_mysql8: MySQL 8.0's dialect forced on the MariaDB server (?dialect=mysql8).
+enum class db { postgresql, mariadb, sqlite, soci_postgresql, soci_mariadb, mysql8, soci_mysql8 };
 
 const char* name_of(db d) {
   switch (d) {
@@ -33,6 +34,8 @@ const char* name_of(db d) {
     case db::sqlite: return "SQLite (SOCI)";
     case db::soci_postgresql: return "PostgreSQL (SOCI)";
     case db::soci_mariadb: return "MariaDB (SOCI)";
+    case db::mysql8: return "MariaDB, dialect mysql8 (Connector/C++)";
+    case db::soci_mysql8: return "MariaDB, dialect mysql8 (SOCI)";
   }
   return "?";
 }
@@ -72,19 +75,22 @@ class Faults : public ::testing::Test {
   // The URL for `d`, or nullopt after skipping (or failing, under DBLOCK_TEST_REQUIRE_ALL=1).
   std::optional<std::string> url_for(db d) {
     const char* var = nullptr;
-    std::string prefix;
+    std::string prefix, suffix;
     switch (d) {
       case db::sqlite: return std::string("sqlite");
       case db::postgresql: var = "DBLOCK_TEST_PG_URL"; break;
       case db::mariadb: var = "DBLOCK_TEST_MYSQL_URL"; break;
       case db::soci_postgresql: var = "DBLOCK_TEST_PG_URL"; prefix = "soci+"; break;
       case db::soci_mariadb: var = "DBLOCK_TEST_MYSQL_URL"; prefix = "soci+"; break;
+      case db::mysql8: var = "DBLOCK_TEST_MYSQL_URL"; suffix = "dialect=mysql8"; break;
+      case db::soci_mysql8: var = "DBLOCK_TEST_MYSQL_URL"; prefix = "soci+"; suffix = "dialect=mysql8"; break;
     }
     auto u = env(var);
     if (!u) {
       missing_ = std::string(var) + " is not set";
       return std::nullopt;
     }
+    if (!suffix.empty()) *u += (u->find('?') == std::string::npos ? "?" : "&") + suffix;
     return prefix + *u;
   }
 
@@ -238,6 +244,24 @@ TEST_F(FaultRuns, MariadbPartition) {
 TEST_F(FaultRuns, MariadbReplyLoss) { DBLOCK_FAULT_RUN(spec(db::mariadb, "reply-loss", "none", 12), "reply-loss", 2); }
 TEST_F(FaultRuns, MariadbPartitionAll) {
   DBLOCK_FAULT_RUN(spec(db::mariadb, "partition-all", "none", 12), "partition-all", 2);
+}
+
+// ------------------------------------------------------------------ MySQL 8.0's dialect on MariaDB
+// The dialect's own statements (the fence drawn in three statements, the claim read apart)
+// under the faults that cut a statement sequence short; restart and clock are the server's
+// and the session's, the same as MariaDB's runs above.
+TEST_F(FaultRuns, Mysql8KillPauseConnKill) {
+  DBLOCK_FAULT_RUN(spec(db::mysql8, "kill,pause,connkill", "none", 8, {"--fault-interval-ms", "600"}), "", 0);
+  EXPECT_GE(last_["faults"].value("kill", 0) + last_["faults"].value("pause", 0) + last_["faults"].value("connkill", 0), 2);
+}
+TEST_F(FaultRuns, Mysql8Partition) {
+  DBLOCK_FAULT_RUN(spec(db::mysql8, "partition", "none", 12), "partition", 2);
+  EXPECT_GE(last_.value("leases_lost", 0), 1) << "no holder was cut off long enough to lose its lease";
+}
+TEST_F(FaultRuns, Mysql8ReplyLoss) { DBLOCK_FAULT_RUN(spec(db::mysql8, "reply-loss", "none", 12), "reply-loss", 2); }
+TEST_F(FaultRuns, SociMysql8KillPauseConnKill) {
+  DBLOCK_FAULT_RUN(spec(db::soci_mysql8, "kill,pause,connkill", "none", 8, {"--fault-interval-ms", "600"}), "", 0);
+  EXPECT_GE(last_["faults"].value("kill", 0) + last_["faults"].value("pause", 0) + last_["faults"].value("connkill", 0), 2);
 }
 
 // ------------------------------------------------------------------ SOCI on the servers

@@ -75,7 +75,7 @@ inline std::string create_database(const std::string& server_url, dialect d) {
   if (d == dialect::postgresql) {
     pqxx::connection c(server_url);
     pqxx::nontransaction(c).exec("CREATE DATABASE " + name);
-  } else if (d == dialect::mysql) {
+  } else if ((d == dialect::mysql || d == dialect::mysql8)) {
     auto db = dblock::open(server_url);
     detail::backend_of(db)->run_script("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4");
   } else {
@@ -90,7 +90,7 @@ inline void drop_database(const std::string& server_url, dialect d, const std::s
     if (d == dialect::postgresql) {
       pqxx::connection c(server_url);
       pqxx::nontransaction(c).exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
-    } else if (d == dialect::mysql) {
+    } else if ((d == dialect::mysql || d == dialect::mysql8)) {
       auto db = dblock::open(server_url);
       detail::backend_of(db)->run_script("DROP DATABASE IF EXISTS `" + name + "`");
     }

@@ -62,10 +62,11 @@ TEST(Embedded, LookupOfMissingFiles) {
   EXPECT_EQ(dialect_dir(dialect::postgresql), "postgresql");
   EXPECT_EQ(dialect_dir(dialect::mysql), "mysql");
   EXPECT_EQ(dialect_dir(dialect::sqlite), "sqlite");
+  EXPECT_EQ(dialect_dir(dialect::mysql8), "mysql8");
 }
 
 TEST(Embedded, MigrationsAreNumberedAlikeInEveryDialect) {
-  static const std::regex name_re(R"(^migrations/(postgresql|mysql|sqlite)/([0-9]{4})_([a-z0-9_]+)\.sql$)");
+  static const std::regex name_re(R"(^migrations/(postgresql|mysql8|mysql|sqlite)/([0-9]{4})_([a-z0-9_]+)\.sql$)");
   std::map<std::string, std::vector<std::string>> per_dialect;  // dialect -> "NNNN_name"
   for (std::size_t i = 0; i < embedded_file_count; ++i) {
     std::string path = embedded_files[i].path;
@@ -74,7 +75,7 @@ TEST(Embedded, MigrationsAreNumberedAlikeInEveryDialect) {
     ASSERT_TRUE(std::regex_match(path, m, name_re)) << path << " is not migrations/<dialect>/NNNN_name.sql";
     per_dialect[m[1]].push_back(m[2].str() + "_" + m[3].str());
   }
-  ASSERT_EQ(per_dialect.size(), 3u);
+  ASSERT_EQ(per_dialect.size(), 4u);
   for (auto& [d, names] : per_dialect) {
     std::sort(names.begin(), names.end());
     for (std::size_t i = 0; i < names.size(); ++i)
@@ -83,6 +84,21 @@ TEST(Embedded, MigrationsAreNumberedAlikeInEveryDialect) {
   // The same schema steps, in the same order, for every dialect.
   EXPECT_EQ(per_dialect["postgresql"], per_dialect["mysql"]);
   EXPECT_EQ(per_dialect["postgresql"], per_dialect["sqlite"]);
+  EXPECT_EQ(per_dialect["postgresql"], per_dialect["mysql8"]);
+}
+
+// MySQL 8.0's dialect uses only what MySQL 8.0 and MariaDB 10.11 both accept: no sequence,
+// no INSERT ... RETURNING, no MariaDB-only shared-lock spelling.
+TEST(Embedded, MySQL8StatementsAvoidMariaDBOnlySyntax) {
+  static const std::regex mariadb_only(R"(RETURNING|SEQUENCE|NEXTVAL|LOCK IN SHARE MODE)");
+  int files = 0;
+  for (std::size_t i = 0; i < embedded_file_count; ++i) {
+    const std::string path = embedded_files[i].path;
+    if (!path.starts_with("sql/mysql8/") && !path.starts_with("migrations/mysql8/")) continue;
+    ++files;
+    EXPECT_FALSE(std::regex_search(std::string(embedded_files[i].text), mariadb_only)) << path;
+  }
+  EXPECT_GT(files, 0);
 }
 
 TEST(Embedded, EveryRuntimeStatementHasContiguousParameters) {

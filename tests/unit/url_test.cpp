@@ -282,6 +282,25 @@ TEST(Url, PoolerModeIsParsedAndNotAnOptionForLibpq) {
   EXPECT_EQ(detail::url_without_option("postgresql://u@h/db?poolers=1", "pooler"), "postgresql://u@h/db?poolers=1");
 }
 
+TEST(Url, DialectOptionPicksADialectOfTheMySQLFamily) {
+  auto plain = parse_url("mysql://u@h/db");
+  EXPECT_EQ(plain.kind, dialect::mysql);
+  EXPECT_FALSE(plain.dialect_given);
+  auto forced = parse_url("mysql://u@h/db?dialect=mysql8&x=1");
+  EXPECT_EQ(forced.kind, dialect::mysql8);
+  EXPECT_TRUE(forced.dialect_given);
+  EXPECT_EQ(forced.options.count("dialect"), 0u);
+  EXPECT_EQ(forced.options.at("x"), "1");
+  EXPECT_EQ(parse_url("soci+mariadb://u@h/db?dialect=mysql8").kind, dialect::mysql8);
+  auto back = parse_url("mysql://u@h/db?dialect=mysql");
+  EXPECT_EQ(back.kind, dialect::mysql);
+  EXPECT_TRUE(back.dialect_given);
+  EXPECT_STREQ(to_string(dialect::mysql8), "mysql8");
+  refused("mysql://u:s3cr3t-PW@h/db?dialect=oracle", {"dialect", "'oracle'", "mysql8"});
+  refused("postgresql://u:s3cr3t-PW@h/db?dialect=mysql8", {"dialect", "MySQL"});
+  refused("sqlite:x.db?dialect=sqlite", {"dialect", "MySQL"});
+}
+
 TEST(Url, ConnectionNameIsDblockHostPidAtMost63Bytes) {
   open_options o;
   auto name = detail::connection_name(o);

@@ -13,10 +13,12 @@
 #include <cctype>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "backends/mysql/classify.hpp"
 #include "core/backend.hpp"
+#include "core/dialect.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/mysql.hpp"
 
@@ -71,14 +73,16 @@ void ensure_thread_init() {
 class mysql_driver final : public driver {
  public:
   mysql_driver(std::unique_ptr<sql::Connection> owned, sql::Connection* conn, std::string desc,
-               bool external_tx = false)
-      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)), external_tx_(external_tx) {}
+               bool external_tx = false, std::optional<dialect> given = std::nullopt)
+      : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)), external_tx_(external_tx) {
+    kind_ = given ? *given : server_dialect();
+  }
   ~mysql_driver() override {
     rollback();
     prepared_.clear();
   }
 
-  dialect kind() const noexcept override { return dialect::mysql; }
+  dialect kind() const noexcept override { return kind_; }
   client_library client() const noexcept override { return client_library::mysql; }
   placeholder_style style() const noexcept override { return placeholder_style::question; }
   std::string describe() const override { return desc_; }
@@ -172,8 +176,22 @@ class mysql_driver final : public driver {
     }
   }
 
+  // MariaDB's dialect or MySQL 8.0's, by the server's VERSION() (one round trip at connect).
+  dialect server_dialect() {
+    ensure_thread_init();
+    ++round_trips_;
+    try {
+      std::unique_ptr<sql::Statement> s(conn_->createStatement());
+      std::unique_ptr<sql::ResultSet> rs(s->executeQuery("SELECT VERSION()"));
+      return mysql_family_dialect(rs->next() ? rs->getString(1).asStdString() : std::string());
+    } catch (...) {
+      rethrow_classified("SELECT VERSION()");
+    }
+  }
+
   std::unique_ptr<sql::Connection> owned_;
   sql::Connection* conn_;
+  dialect kind_ = dialect::mysql;
   std::string desc_;
   std::map<std::string, std::unique_ptr<sql::PreparedStatement>> prepared_;
   bool in_tx_ = false;
@@ -210,7 +228,8 @@ std::unique_ptr<driver> connect_one(const connection_url& u, const url_host& h, 
     c.reset(get_driver_instance()->connect(o));
   }
   auto* raw = c.get();
-  return std::make_unique<mysql_driver>(std::move(c), raw, u.redacted());
+  return std::make_unique<mysql_driver>(std::move(c), raw, u.redacted(), false,
+                                        u.dialect_given ? std::optional<dialect>(u.kind) : std::nullopt);
 }
 
 // The hosts are tried in order. A host that could not be reached (client error numbers,
@@ -246,7 +265,7 @@ namespace dblock {
 
 database open_mysql(std::string_view url, const open_options& opts) {
   auto u = parse_url(url);
-  if (u.kind != dialect::mysql || u.client != client_library::mysql)
+  if (detail::traits_of(u.kind).family != dialect::mysql || u.client != client_library::mysql)
     throw invalid_argument("open_mysql needs a mysql:// URL, got scheme '" + u.scheme + "'");
   auto first = detail::mysql_backend::connect(u, opts);
   return detail::make_database(std::make_shared<detail::backend>(
@@ -257,6 +276,14 @@ database attach(sql::Connection* conn) {
   if (!conn) throw invalid_argument("attach(sql::Connection*): null connection");
   return detail::make_database(std::make_shared<detail::backend>(
       std::make_unique<detail::mysql_backend::mysql_driver>(nullptr, conn, "attached Connector/C++ connection")));
+}
+
+database attach(sql::Connection* conn, dialect d) {
+  if (!conn) throw invalid_argument("attach(sql::Connection*): null connection");
+  if (detail::traits_of(d).family != dialect::mysql)
+    throw invalid_argument(std::string("attach(sql::Connection*): dialect '") + to_string(d) + "' is not a MySQL dialect");
+  return detail::make_database(std::make_shared<detail::backend>(std::make_unique<detail::mysql_backend::mysql_driver>(
+      nullptr, conn, "attached Connector/C++ connection", false, d)));
 }
 
 transaction_ref within(sql::Connection* conn) {

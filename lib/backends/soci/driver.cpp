@@ -31,6 +31,7 @@
 
 #include "backends/soci/classify.hpp"
 #include "core/backend.hpp"
+#include "core/dialect.hpp"
 #include "core/backoff.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/soci.hpp"
@@ -166,7 +167,7 @@ class soci_driver final : public driver {
     }
 #endif
 #if DBLOCK_SOCI_MYSQL
-    if (kind_ == dialect::mysql) {
+    if (traits_of(kind_).family == dialect::mysql) {
       if (auto* be = static_cast<soci::mysql_session_backend*>(owned_->get_backend()); be && be->conn_)
         fd = static_cast<int>(mysql_get_socket(be->conn_));
     }
@@ -416,6 +417,17 @@ class soci_driver final : public driver {
   backoff busy_backoff_{{.initial = std::chrono::microseconds(100), .max = std::chrono::microseconds(2000)}};
 };
 
+// MariaDB's dialect or MySQL 8.0's, by the server's VERSION() (one round trip at connect).
+dialect mysql_server_dialect(soci::session& sess) {
+  std::string version;
+  try {
+    sess << "SELECT VERSION()", soci::into(version);
+  } catch (...) {
+    rethrow_classified("SELECT VERSION()");
+  }
+  return mysql_family_dialect(version);
+}
+
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
   const soci::backend_factory* factory = nullptr;
   std::string cs;
@@ -462,6 +474,7 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       if (u.password) cs += " password=" + quote_param(*u.password);
       break;
     case dialect::mysql:
+    case dialect::mysql8:
 #if DBLOCK_SOCI_MYSQL
       factory = &soci::mysql;
 #else
@@ -482,11 +495,12 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
   // MySQL: the hosts are tried in order; one that could not be reached (client error
   // numbers, 2000 and up) passes on to the next, a server that refused ends the attempt.
   // libpq walks its own host list, so other dialects make one attempt.
-  const std::size_t attempts = u.kind == dialect::mysql ? u.hosts.size() : 1;
+  const bool mysql_family = traits_of(u.kind).family == dialect::mysql;
+  const std::size_t attempts = mysql_family ? u.hosts.size() : 1;
   std::string tried;
   for (std::size_t i = 0; i < attempts && !s; ++i) {
     std::string full = cs;
-    if (u.kind == dialect::mysql) {
+    if (mysql_family) {
       const auto& h = u.hosts[i];
       full += " host=" + quote_param(h.host.empty() ? "127.0.0.1" : h.host) +
               " port=" + std::to_string(h.port.value_or(3306));
@@ -509,7 +523,8 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
     }
   }
   auto* raw = s.get();
-  auto d = std::make_unique<soci_driver>(std::move(s), raw, u.kind, u.redacted());
+  const dialect kind = traits_of(u.kind).family == dialect::mysql && !u.dialect_given ? mysql_server_dialect(*raw) : u.kind;
+  auto d = std::make_unique<soci_driver>(std::move(s), raw, kind, u.redacted());
   d->set_pooled(u.pooler == pooler_mode::transaction);
   d->remember_socket();
   if (u.kind == dialect::sqlite) {
@@ -548,7 +563,7 @@ dialect dialect_of(soci::session& sess) {
   const std::string name = sess.get_backend_name();
   if (name == "sqlite3") return dialect::sqlite;
   if (name == "postgresql") return dialect::postgresql;
-  if (name == "mysql") return dialect::mysql;
+  if (name == "mysql") return detail::soci_backend::mysql_server_dialect(sess);
   throw invalid_argument("unsupported SOCI backend '" + name + "' (expected sqlite3, postgresql or mysql)");
 }
 }  // namespace
@@ -556,6 +571,14 @@ dialect dialect_of(soci::session& sess) {
 database attach(soci::session& sess) {
   return detail::make_database(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
       nullptr, &sess, dialect_of(sess), "attached SOCI " + sess.get_backend_name() + " session")));
+}
+
+database attach(soci::session& sess, dialect d) {
+  if (sess.get_backend_name() != "mysql" || detail::traits_of(d).family != dialect::mysql)
+    throw invalid_argument(std::string("attach(soci::session&, dialect): dialect '") + to_string(d) +
+                           "' on a '" + sess.get_backend_name() + "' session (a dialect is chosen for MySQL sessions only)");
+  return detail::make_database(std::make_shared<detail::backend>(std::make_unique<detail::soci_backend::soci_driver>(
+      nullptr, &sess, d, "attached SOCI " + sess.get_backend_name() + " session")));
 }
 
 transaction_ref within(soci::session& sess) {

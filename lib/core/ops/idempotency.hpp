@@ -29,6 +29,12 @@ struct claim_row {
 class idempotency_ops {
  public:
   virtual ~idempotency_ops() = default;
+  // Sends the claim (sql/<dialect>/idem_claim.sql; $1 scope, $2 key, $3 fingerprint, $4 owner,
+  // $5 lease ms, $6 retention ms) and returns what answers it: one statement where the
+  // dialect returns rows from its upsert, else the upsert and a read on the same connection.
+  [[nodiscard]] virtual result run_claim(backend& b, const std::vector<value>& params) const {
+    return b.exec("idem_claim", params);
+  }
   // The claim's row; nullopt when the statement returned none (PostgreSQL: the conflicting
   // row was committed after the statement's snapshot, the caller runs it again).
   [[nodiscard]] virtual std::optional<claim_row> claim(const result& r) const = 0;

@@ -1,10 +1,12 @@
-// lib/dialects/mysql/lease_table.cpp — lease locks and the wait line on MariaDB/MySQL
-// (sql/mysql/lock_*.sql). The upsert's RETURNING names the holder of a refused try; the
-// renewal counts matched rows (CLIENT_FOUND_ROWS) and reads names only when fewer matched;
+// lib/dialects/mysql/lease_table.cpp — lease locks and the wait line on MariaDB
+// (sql/mysql/lock_*.sql). The upsert draws a new grant's fence in a second pass over the row
+// it just locked (fence order = grant order); its RETURNING names the holder of a refused
+// try; the renewal counts matched rows (CLIENT_FOUND_ROWS) and reads names only when fewer matched;
 // tickets are renewed by a second statement while the session waits, and a granted waiter
 // deletes its ticket itself (a trigger could not: the grant reads the waiters table).
 #include "core/idempotency_detail.hpp"  // format_utc_ms
 #include "core/ops/lease_table.hpp"
+#include "dblock/errors.hpp"
 #include "dialects/common/families.hpp"
 #include "dialects/common/rows.hpp"
 
@@ -24,7 +26,12 @@ class mysql_table final : public lease_table_reads {
   grant_outcome acquire(backend& b, const grant_request& r) const override {
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     if (res.rows.empty()) return {};  // an earlier waiter is in line: nothing written
-    return {rows::i64(res.rows[0], 0, "lock granted") == 1, rows::lock_row(r.name, res.rows[0], acquire_cols)};
+    // One row per pass of the upsert; the last is the row as the statement left it.
+    const auto& row = res.rows.back();
+    grant_outcome out{rows::i64(row, 0, "lock granted") == 1, rows::lock_row(r.name, row, acquire_cols)};
+    if (out.granted && out.state->fence <= 0)
+      throw internal_error("lock_acquire: the grant of '" + r.name + "' has no fence (the upsert's passes came out of order)");
+    return out;
   }
 
   std::optional<lock_info> holder(backend& b, const std::string& name) const override {

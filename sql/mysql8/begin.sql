@@ -1,0 +1,2 @@
+-- Opens a transaction.
+START TRANSACTION

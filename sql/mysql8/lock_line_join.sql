@@ -1,0 +1,6 @@
+-- Takes a ticket in the wait line of lease lock $1 for owner $2, live for $3 ms (renewed by
+-- lock_line_renew.sql with the owner's leases). The ticket is the row's AUTO_INCREMENT,
+-- read back by lock_line_ticket.sql on the same connection: grants of the name go to the
+-- lowest live ticket (lock_acquire.sql's line bound).
+INSERT INTO dblock_lock_waiters (name, owner, expires_at)
+VALUES ($1, $2, UTC_TIMESTAMP(6) + INTERVAL (CAST($3 AS SIGNED) * 1000) MICROSECOND)

@@ -1,0 +1,2 @@
+-- Liveness check: one round trip.
+SELECT 1

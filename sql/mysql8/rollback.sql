@@ -1,0 +1,2 @@
+-- Rolls back the open transaction.
+ROLLBACK
