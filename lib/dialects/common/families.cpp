@@ -154,4 +154,43 @@ idempotency_record idempotency_rows::record(const std::vector<cell>& row, bool w
   return r;
 }
 
+namespace {
+// granted, fence, holds, holder, expires_at, expires_in_ms, lock_delay_ms (lock_state.sql;
+// lock_probe.sql has expires_at in ms and no lock_delay_ms)
+constexpr rows::lock_columns mysql_state_cols{
+    .holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5, .lock_delay = 6};
+constexpr rows::lock_columns mysql_probe_cols{.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5};
+}  // namespace
+
+std::optional<lock_info> mysql_family_table::holder(backend& b, const std::string& name) const {
+  auto r = b.exec("lock_state", {name, std::string()});
+  if (r.rows.empty()) return std::nullopt;
+  return rows::lock_row(name, r.rows[0], mysql_state_cols);
+}
+
+std::optional<lock_info> mysql_family_table::probe(backend& b, const std::string& name, const std::string& owner) const {
+  auto r = b.exec("lock_probe", {name, owner});
+  if (r.rows.empty()) return std::nullopt;
+  auto i = rows::lock_row(name, r.rows[0], mysql_probe_cols);
+  i.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
+  return i;
+}
+
+release_outcome mysql_family_table::release(backend& b, const std::string& name, const std::string& owner,
+                                            std::int64_t fence, bool final_hold, bool /*no_flush*/) const {
+  auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
+  if (r.affected <= 0) return release_outcome::not_ours;
+  return final_hold ? release_outcome::deleted : release_outcome::decremented;
+}
+
+std::vector<std::string> mysql_family_table::renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
+                                                   const std::vector<std::string>& local, bool waiting) const {
+  std::vector<std::string> names;
+  auto r = b.exec("lock_renew", {owner, ttl_ms});
+  if (waiting) (void)b.exec("lock_line_renew", {owner, ttl_ms});
+  if (static_cast<std::size_t>(r.affected) >= local.size()) return local;  // the usual case
+  for (auto& row : b.exec("lock_owned", {owner}).rows) names.push_back(rows::text(row, 0));
+  return names;
+}
+
 }  // namespace dblock::detail

@@ -7,6 +7,7 @@
 #include "core/ops/lease_table.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
+#include "core/ops/replication.hpp"
 #include "core/ops/reaper.hpp"
 #include "core/ops/row_guard.hpp"
 #include "core/ops/session_lock.hpp"
@@ -75,6 +76,31 @@ class idempotency_rows : public idempotency_ops {
  public:
   std::optional<claim_row> claim(const result& r) const override;
   idempotency_record record(const std::vector<cell>& row, bool with_body) const override;
+};
+
+// The lease-table statements MariaDB and MySQL 8.0 share (sql/mysql*/lock_state.sql,
+// lock_probe.sql, lock_release.sql, lock_decrement.sql, lock_renew.sql, lock_line_renew.sql,
+// lock_owned.sql): a refusal names the holder, the grant does not consume a ticket, a release
+// waits for its flush, and the renewal counts matched rows (CLIENT_FOUND_ROWS), reading names
+// only when fewer matched. Each dialect writes its own acquire.
+class mysql_family_table : public lease_table_reads {
+ public:
+  bool refusal_names_holder() const noexcept override { return true; }
+  bool grant_consumes_ticket() const noexcept override { return false; }
+  bool async_release() const noexcept override { return false; }
+  std::optional<lock_info> holder(backend& b, const std::string& name) const override;
+  std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) const override;
+  release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                          bool final_hold, bool no_flush) const override;
+  std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
+                                 const std::vector<std::string>& local, bool waiting) const override;
+};
+
+// Where nothing dblock can read tells whether a committed grant can be lost on failover
+// (MariaDB, MySQL 8.0, SQLite): an empty report, no round trip.
+class no_replication_check : public replication_ops {
+ public:
+  replication_report check(backend&) const override { return {}; }
 };
 
 }  // namespace dblock::detail
