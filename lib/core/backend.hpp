@@ -98,9 +98,6 @@ class driver {
 // libpq (libpqxx and SOCI): keepalives, keepalives_idle/_interval/_count, tcp_user_timeout
 // and connect_timeout, as key/value pairs for a conninfo string or URL.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> libpq_timeouts(const open_options& opts);
-// The dialect a server of the MySQL family speaks, from its VERSION(): MariaDB's own
-// (dialect::mysql) when the text says MariaDB, else MySQL 8.0's (dialect::mysql8).
-[[nodiscard]] dialect mysql_family_dialect(std::string_view version) noexcept;
 // MySQL/MariaDB read and write timeout in whole seconds (rounded up).
 [[nodiscard]] int mysql_io_timeout_seconds(const open_options& opts);
 // The name a connection gives the server (application_name / program_name):

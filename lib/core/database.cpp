@@ -135,10 +135,6 @@ std::string percent_encode(std::string_view s) {
   return out;
 }
 
-dialect mysql_family_dialect(std::string_view version) noexcept {
-  return version.find("MariaDB") != std::string_view::npos ? dialect::mysql : dialect::mysql8;
-}
-
 int mysql_io_timeout_seconds(const open_options& opts) {
   check_timeouts(opts);
   return static_cast<int>((opts.network_timeout.count() + 999) / 1000);

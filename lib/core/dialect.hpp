@@ -41,4 +41,9 @@ inline constexpr dialect all_dialects[] = {dialect::postgresql, dialect::mysql, 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).
 [[nodiscard]] const dialect_traits& traits_of(dialect d) noexcept;
 
+// The dialect a server of the MySQL family speaks, from the text of
+// sql/mysql/server_version.sql: MariaDB's (dialect::mysql) when it says MariaDB, else
+// MySQL 8.0's (dialect::mysql8). lib/dialects/registry.cpp.
+[[nodiscard]] dialect mysql_family_dialect(std::string_view version) noexcept;
+
 }  // namespace dblock::detail

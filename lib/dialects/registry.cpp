@@ -34,6 +34,10 @@ const dialect_traits& traits_of(dialect d) noexcept {
   return pick(d, postgresql_traits(), mysql_traits(), sqlite_traits(), mysql8_traits());
 }
 
+dialect mysql_family_dialect(std::string_view version) noexcept {
+  return version.find("MariaDB") != std::string_view::npos ? dialect::mysql : dialect::mysql8;
+}
+
 // --- statement families other than leases (lib/core/ops/, lib/dialects/<dialect>/) ---
 
 const session_lock_ops& postgresql_session_locks() noexcept;

@@ -182,10 +182,11 @@ class mysql_driver final : public driver {
     ++round_trips_;
     try {
       std::unique_ptr<sql::Statement> s(conn_->createStatement());
-      std::unique_ptr<sql::ResultSet> rs(s->executeQuery("SELECT VERSION()"));
+      std::unique_ptr<sql::ResultSet> rs(s->executeQuery(
+          get_statement(dialect::mysql, placeholder_style::question, "server_version").text));
       return mysql_family_dialect(rs->next() ? rs->getString(1).asStdString() : std::string());
     } catch (...) {
-      rethrow_classified("SELECT VERSION()");
+      rethrow_classified("server_version");
     }
   }
 

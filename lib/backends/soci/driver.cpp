@@ -421,9 +421,10 @@ class soci_driver final : public driver {
 dialect mysql_server_dialect(soci::session& sess) {
   std::string version;
   try {
-    sess << "SELECT VERSION()", soci::into(version);
+    sess << get_statement(dialect::mysql, placeholder_style::named, "server_version").text,
+        soci::into(version);
   } catch (...) {
-    rethrow_classified("SELECT VERSION()");
+    rethrow_classified("server_version");
   }
   return mysql_family_dialect(version);
 }
