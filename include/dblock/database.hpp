@@ -21,6 +21,10 @@ namespace dblock {
 struct migrate_options {
   // How long to wait for the migration lock held by another deploy. Default 60 s.
   std::chrono::milliseconds lock_wait{60'000};
+  // On a Galera cluster the migration lock is a lease row (GET_LOCK holds on one node only),
+  // renewed every third of this while the run lasts: a migrator that died keeps later ones
+  // waiting at most this long. At least 3 s. Default 30 s. Unused elsewhere.
+  std::chrono::milliseconds cluster_lock_ttl{30'000};
   // After migrating: does the server's replication risk losing a committed grant on
   // failover (replication.hpp)? Default: replication_policy::warn.
   replication_policy replication = replication_policy::warn;

@@ -10,6 +10,8 @@
 //               "dblock:session:<name>" (renewed by a watchdog; freed by TTL after a crash).
 //   PostgreSQL behind a transaction pooler (?pooler=transaction): the same lease lock
 //               (a session advisory lock would stay on a server connection others share).
+//   MariaDB Galera cluster (wsrep_on = ON): the same lease lock, since GET_LOCK holds on
+//               one node only and a replicated row holds on all of them.
 // The exact SQL is in sql/<dialect>/session_lock_*.sql. Used by the migration runner
 // and the single-active reaper.
 #pragma once
@@ -28,8 +30,8 @@ struct session_lock_options {
   // Hold the lock on a connection of its own, opened from the database's URL, so other
   // work on `db` cannot end it; an attached connection holds it itself. Default: true.
   bool dedicated_connection = true;
-  // TTL of the lease lock that stands in for a session lock on SQLite and behind a
-  // transaction pooler. Default: 30 s.
+  // TTL of the lease lock that stands in for a session lock on SQLite, behind a
+  // transaction pooler and on a Galera cluster. Default: 30 s.
   std::chrono::milliseconds sqlite_ttl{30'000};
 };
 

@@ -67,6 +67,10 @@ class driver {
   // prepared statement, LISTEN, session advisory lock or session setting).
   [[nodiscard]] bool pooled() const noexcept { return pooled_; }
   void set_pooled(bool on) noexcept { pooled_ = on; }
+  // A node of a multi-primary cluster (Galera), where server locks such as GET_LOCK are
+  // local to the node. Empty until read (at connect, or on the first need).
+  [[nodiscard]] std::optional<bool> multi_primary() const noexcept { return multi_primary_; }
+  void set_multi_primary(bool on) noexcept { multi_primary_ = on; }
 
   // LISTEN/NOTIFY, where the client library offers it (libpqxx). listen() subscribes
   // this connection to a channel; await_notifications() blocks up to `timeout` and
@@ -91,6 +95,7 @@ class driver {
  protected:
   std::uint64_t round_trips_ = 0;
   bool pooled_ = false;
+  std::optional<bool> multi_primary_;
 };
 
 // open_options::network_timeout as connection parameters, one place for every driver.
@@ -124,6 +129,10 @@ class backend {
   // Through a transaction-pooling pooler (driver::pooled()): sessions do not LISTEN or
   // queue, session locks and the migration lock use no session advisory lock.
   [[nodiscard]] bool pooled() const noexcept { return pooled_; }
+  // A node of a Galera cluster (wsrep_on): GET_LOCK is local to the node there, so session
+  // locks, the migration lock and the single-active reaper use replicated rows instead.
+  // Read with sql/mysql/server_info.sql at connect or on the first call; false off MySQL.
+  [[nodiscard]] bool multi_primary();
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] std::uint64_t round_trips() const noexcept;
   [[nodiscard]] bool can_reopen() const noexcept { return static_cast<bool>(reopen_); }
@@ -205,6 +214,7 @@ class backend {
   std::uint64_t retired_round_trips_ = 0;   // round trips of replaced connections
   std::uint64_t connection_number_ = 1;
   std::atomic<bool> replication_checked_{false};
+  std::optional<bool> multi_primary_;  // guarded by mu_
 };
 
 // Runs f, one autocommit statement on b, again when it was chosen as a deadlock victim

@@ -188,6 +188,17 @@ void backend::in_transaction(const std::function<void()>& fn) {
 
 void backend::ping() { exec("ping"); }
 
+bool backend::multi_primary() {
+  std::lock_guard lock(mu_);
+  if (multi_primary_) return *multi_primary_;
+  if (traits_of(kind_).family != dialect::mysql) return *(multi_primary_ = false);
+  if (auto known = driver_->multi_primary()) return *(multi_primary_ = known);
+  mysql_server_info info;
+  for (const auto& row : exec_statement(get_statement(dialect::mysql, driver_->style(), "server_info")).rows)
+    info.add(row.at(0).value_or(""), row.at(1).value_or(""));
+  return *(multi_primary_ = info.galera);
+}
+
 void backend::set_busy_timeout(std::chrono::milliseconds wait) {
   std::lock_guard lock(mu_);
   driver_->set_busy_timeout(wait);

@@ -41,9 +41,21 @@ inline constexpr dialect all_dialects[] = {dialect::postgresql, dialect::mysql, 
 // The traits of each dialect (lib/dialects/<dialect>/traits.cpp).
 [[nodiscard]] const dialect_traits& traits_of(dialect d) noexcept;
 
-// The dialect a server of the MySQL family speaks, from the text of
-// sql/mysql/server_version.sql: MariaDB's (dialect::mysql) when it says MariaDB, else
-// MySQL 8.0's (dialect::mysql8). lib/dialects/registry.cpp.
-[[nodiscard]] dialect mysql_family_dialect(std::string_view version) noexcept;
+// What sql/mysql/server_info.sql says about a server of the MySQL family.
+struct mysql_server_info {
+  std::string version;  // VERSION()
+  bool galera = false;  // a node of a Galera cluster (wsrep_on = ON)
+  // One (Variable_name, Value) row of the statement.
+  void add(std::string_view variable, std::string_view value);
+};
+
+// The dialect a server of the MySQL family speaks: MariaDB's (dialect::mysql) when its
+// version says MariaDB and it is not a Galera node, else MySQL 8.0's (dialect::mysql8),
+// whose fences come from a replicated counter row. lib/dialects/registry.cpp.
+[[nodiscard]] dialect mysql_family_dialect(const mysql_server_info& server) noexcept;
+
+// Throws invalid_argument when the URL names MariaDB's dialect for a Galera node: that
+// dialect's fences come from a cached sequence, which a Galera cluster refuses.
+void check_dialect_for_server(dialect given, const mysql_server_info& server);
 
 }  // namespace dblock::detail

@@ -3,7 +3,8 @@
 // Serialization across processes: PostgreSQL advisory lock / MySQL GET_LOCK held for
 // the whole run; SQLite runs everything in one BEGIN IMMEDIATE transaction; PostgreSQL
 // behind a transaction pooler takes a transaction-scoped advisory lock in each
-// migration's own transaction (run_pooled).
+// migration's own transaction (run_pooled); a Galera cluster, where GET_LOCK holds on
+// one node only, a renewed lease row (migration_lease.hpp).
 // Each migration is recorded with a SHA-256 of its bytes; an edited, already-applied
 // file is refused. MySQL DDL commits implicitly: a failure stops the run, names the
 // file and statement, and the migration is not recorded.
@@ -16,6 +17,7 @@
 #include "core/backend.hpp"
 #include "core/crypto.hpp"
 #include "core/dialect.hpp"
+#include "core/migration_lease.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/replication.hpp"
 #include "dblock/errors.hpp"
@@ -157,6 +159,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
   if (b.pooled()) return run_pooled(b, files, scope, opts);
   const auto& ops = detail::migrations_for(b.kind());
   migrate_result res;
+  std::unique_ptr<detail::migration_lease> lease;  // Galera's migration lock
   auto body = [&] {
     b.ensure_history_table();
     std::map<int, migration_info> done;
@@ -167,6 +170,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
         ++res.already_applied;
         continue;
       }
+      if (lease) lease->check("migration " + f.info.file + " was not applied");
       if (ops.transactional_ddl()) {
         // The file and its history row commit together.
         b.in_transaction([&] {
@@ -175,6 +179,7 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
         });
       } else {
         apply_statements(b, f);  // SQLite: inside the run's transaction; MySQL: autocommitted DDL
+        if (lease) lease->check("migration " + f.info.file + " ran but was not recorded as applied");
         b.record_migration(f.info);
       }
       res.applied.push_back(f.info);
@@ -183,6 +188,12 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
 
   if (ops.one_transaction()) {
     b.in_transaction(body);  // BEGIN IMMEDIATE: other migrators wait on the busy timeout
+    return res;
+  }
+  if (b.multi_primary()) {
+    lease = std::make_unique<detail::migration_lease>(b, opts.lock_wait, opts.cluster_lock_ttl);
+    body();
+    lease->release();
     return res;
   }
   if (!b.migration_lock(opts.lock_wait)) lock_timeout(b, opts);

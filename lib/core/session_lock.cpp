@@ -37,7 +37,11 @@ void check_name(std::string_view name) {
 }
 // SQLite has no session locks; behind a transaction pooler a session advisory lock would
 // stay on a server connection other clients share. Both use a lease lock instead.
-bool lease_backed(database& db) { return !detail::traits_of(db.kind()).session_locks || detail::backend_of(db)->pooled(); }
+// On a Galera cluster GET_LOCK holds on one node only: a lease row replicates.
+bool lease_backed(database& db) {
+  auto& b = *detail::backend_of(db);
+  return !detail::traits_of(db.kind()).session_locks || b.pooled() || b.multi_primary();
+}
 }  // namespace
 
 struct session_lock::impl {

@@ -1,6 +1,7 @@
 // lib/dialects/registry.cpp — maps the dialect enum to each dialect's objects: the one
 // place that switches on it (lib/core asks the objects).
 #include "core/dialect.hpp"
+#include "dblock/errors.hpp"
 #include "core/ops/idempotency.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
@@ -34,8 +35,21 @@ const dialect_traits& traits_of(dialect d) noexcept {
   return pick(d, postgresql_traits(), mysql_traits(), sqlite_traits(), mysql8_traits());
 }
 
-dialect mysql_family_dialect(std::string_view version) noexcept {
-  return version.find("MariaDB") != std::string_view::npos ? dialect::mysql : dialect::mysql8;
+void mysql_server_info::add(std::string_view variable, std::string_view value) {
+  if (variable == "version") version = std::string(value);
+  if (variable == "wsrep_on") galera = value == "ON" || value == "1";
+}
+
+dialect mysql_family_dialect(const mysql_server_info& server) noexcept {
+  return server.version.find("MariaDB") != std::string::npos && !server.galera ? dialect::mysql : dialect::mysql8;
+}
+
+void check_dialect_for_server(dialect given, const mysql_server_info& server) {
+  if (given == dialect::mysql && server.galera)
+    throw invalid_argument(
+        "?dialect=mysql: this server is a node of a Galera cluster (wsrep_on = ON), where MariaDB's "
+        "sequence-based fences are refused; leave ?dialect out or use ?dialect=mysql8 (fences from a "
+        "replicated counter row)");
 }
 
 // --- statement families other than leases (lib/core/ops/, lib/dialects/<dialect>/) ---

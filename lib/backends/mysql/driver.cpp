@@ -75,7 +75,16 @@ class mysql_driver final : public driver {
   mysql_driver(std::unique_ptr<sql::Connection> owned, sql::Connection* conn, std::string desc,
                bool external_tx = false, std::optional<dialect> given = std::nullopt)
       : owned_(std::move(owned)), conn_(conn), desc_(std::move(desc)), external_tx_(external_tx) {
-    kind_ = given ? *given : server_dialect();
+    // An attached connection with its dialect named costs no round trip here; one opened
+    // from a URL always learns whether it reached a Galera node.
+    if (given && !owned_) {
+      kind_ = *given;
+      return;
+    }
+    const auto server = server_info();
+    set_multi_primary(server.galera);
+    if (given) check_dialect_for_server(*given, server);
+    kind_ = given ? *given : mysql_family_dialect(server);
   }
   ~mysql_driver() override {
     rollback();
@@ -176,17 +185,19 @@ class mysql_driver final : public driver {
     }
   }
 
-  // MariaDB's dialect or MySQL 8.0's, by the server's VERSION() (one round trip at connect).
-  dialect server_dialect() {
+  // The server's version and Galera membership (one round trip at connect).
+  mysql_server_info server_info() {
     ensure_thread_init();
     ++round_trips_;
     try {
       std::unique_ptr<sql::Statement> s(conn_->createStatement());
-      std::unique_ptr<sql::ResultSet> rs(s->executeQuery(
-          get_statement(dialect::mysql, placeholder_style::question, "server_version").text));
-      return mysql_family_dialect(rs->next() ? rs->getString(1).asStdString() : std::string());
+      std::unique_ptr<sql::ResultSet> rs(
+          s->executeQuery(get_statement(dialect::mysql, placeholder_style::question, "server_info").text));
+      mysql_server_info out;
+      while (rs->next()) out.add(rs->getString(1).asStdString(), rs->getString(2).asStdString());
+      return out;
     } catch (...) {
-      rethrow_classified("server_version");
+      rethrow_classified("server_info");
     }
   }
 
@@ -245,7 +256,7 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       try {
         rethrow_classified("cannot connect to " + u.redacted());
       } catch (const error& e) {
-        if (e.kind() == error_kind::schema_missing) throw;
+        if (e.kind() == error_kind::schema_missing || e.kind() == error_kind::invalid_argument) throw;
         const bool unreachable = e.vendor_code() >= 2000 || e.vendor_code() == 0;
         if (i + 1 == u.hosts.size() || !unreachable) {
           if (tried.empty()) throw connection_error(e.what(), e.sqlstate(), e.vendor_code());

@@ -417,16 +417,16 @@ class soci_driver final : public driver {
   backoff busy_backoff_{{.initial = std::chrono::microseconds(100), .max = std::chrono::microseconds(2000)}};
 };
 
-// MariaDB's dialect or MySQL 8.0's, by the server's VERSION() (one round trip at connect).
-dialect mysql_server_dialect(soci::session& sess) {
-  std::string version;
+// The server's version and Galera membership (one round trip at connect).
+mysql_server_info mysql_server(soci::session& sess) {
+  mysql_server_info out;
   try {
-    sess << get_statement(dialect::mysql, placeholder_style::named, "server_version").text,
-        soci::into(version);
+    soci::rowset<soci::row> rs = sess.prepare << get_statement(dialect::mysql, placeholder_style::named, "server_info").text;
+    for (const auto& r : rs) out.add(r.get<std::string>(0), r.get<std::string>(1));
   } catch (...) {
-    rethrow_classified("server_version");
+    rethrow_classified("server_info");
   }
-  return mysql_family_dialect(version);
+  return out;
 }
 
 std::unique_ptr<driver> connect(const connection_url& u, const open_options& opts) {
@@ -512,7 +512,7 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
       try {
         rethrow_classified("cannot connect to " + u.redacted());
       } catch (const error& e) {
-        if (e.kind() == error_kind::schema_missing) throw;
+        if (e.kind() == error_kind::schema_missing || e.kind() == error_kind::invalid_argument) throw;
         const bool unreachable = e.vendor_code() >= 2000 || e.vendor_code() == 0;
         if (i + 1 == attempts || !unreachable) {
           if (tried.empty()) throw connection_error(e.what(), e.sqlstate(), e.vendor_code());
@@ -524,8 +524,16 @@ std::unique_ptr<driver> connect(const connection_url& u, const open_options& opt
     }
   }
   auto* raw = s.get();
-  const dialect kind = traits_of(u.kind).family == dialect::mysql && !u.dialect_given ? mysql_server_dialect(*raw) : u.kind;
+  dialect kind = u.kind;
+  std::optional<bool> galera;
+  if (mysql_family) {
+    const auto server = mysql_server(*raw);
+    galera = server.galera;
+    if (u.dialect_given) check_dialect_for_server(u.kind, server);
+    else kind = mysql_family_dialect(server);
+  }
   auto d = std::make_unique<soci_driver>(std::move(s), raw, kind, u.redacted());
+  if (galera) d->set_multi_primary(*galera);
   d->set_pooled(u.pooler == pooler_mode::transaction);
   d->remember_socket();
   if (u.kind == dialect::sqlite) {
@@ -564,7 +572,7 @@ dialect dialect_of(soci::session& sess) {
   const std::string name = sess.get_backend_name();
   if (name == "sqlite3") return dialect::sqlite;
   if (name == "postgresql") return dialect::postgresql;
-  if (name == "mysql") return detail::soci_backend::mysql_server_dialect(sess);
+  if (name == "mysql") return detail::mysql_family_dialect(detail::soci_backend::mysql_server(sess));
   throw invalid_argument("unsupported SOCI backend '" + name + "' (expected sqlite3, postgresql or mysql)");
 }
 }  // namespace

@@ -30,6 +30,14 @@ class migration_ops {
   // Pooler mode: a transaction-scoped lock taken inside the current transaction, polled
   // until `deadline` (PostgreSQL; others refuse).
   [[nodiscard]] virtual bool lock_in_transaction(backend& b, std::chrono::steady_clock::time_point deadline) const = 0;
+  // A multi-primary cluster (Galera), where a session lock holds on one node only: the
+  // migration lock is a lease row (sql/<dialect>/migration_lease_*.sql, MySQL family only).
+  // prepare_lease creates its table (idempotent);
+  // take_lease takes it for `owner` when free or expired, or renews it when owner's, and
+  // says whether owner holds it now; release_lease frees it if still owner's.
+  virtual void prepare_lease(backend& b) const = 0;
+  [[nodiscard]] virtual bool take_lease(backend& b, std::string_view owner, std::chrono::milliseconds ttl) const = 0;
+  virtual void release_lease(backend& b, std::string_view owner) const = 0;
   [[nodiscard]] virtual bool history_present(backend& b) const = 0;
   [[nodiscard]] virtual std::vector<migration_info> applied(backend& b, const std::string& scope) const = 0;
 };

@@ -47,6 +47,17 @@ bool session_locked_migrations::lock_in_transaction(backend&, std::chrono::stead
   throw internal_error("a transaction-scoped migration lock exists on PostgreSQL only");
 }
 
+void session_locked_migrations::prepare_lease(backend& b) const { b.exec("migration_lease_create"); }
+
+bool session_locked_migrations::take_lease(backend& b, std::string_view owner, std::chrono::milliseconds ttl) const {
+  b.exec("migration_lease_take", {std::string(owner), static_cast<std::int64_t>(ttl.count())});
+  return rows::first_int(b.exec("migration_lease_held", {std::string(owner)}), "migration lease") > 0;
+}
+
+void session_locked_migrations::release_lease(backend& b, std::string_view owner) const {
+  b.exec("migration_lease_release", {std::string(owner)});
+}
+
 bool session_locked_migrations::history_present(backend& b) const {
   const auto r = b.exec("history_present");
   return !r.rows.empty() && r.rows[0][0] && *r.rows[0][0] != "0";

@@ -42,6 +42,9 @@ class session_locked_migrations : public migration_ops {
   bool lock_in_transaction(backend& b, std::chrono::steady_clock::time_point deadline) const override;
   bool history_present(backend& b) const override;
   std::vector<migration_info> applied(backend& b, const std::string& scope) const override;
+  void prepare_lease(backend& b) const override;
+  bool take_lease(backend& b, std::string_view owner, std::chrono::milliseconds ttl) const override;
+  void release_lease(backend& b, std::string_view owner) const override;
 };
 
 // Reap statements that report what they deleted as the affected count; nothing to
