@@ -29,7 +29,8 @@ DBLOCK_BUILD_PACKAGES=(
 )
 # iproute2 gives `ss`, which scripts/servers uses to pick free ports (a bare image lacks it).
 # pgbouncer: the transaction pooler that the pooler-mode tests run through.
-DBLOCK_SERVER_PACKAGES=(postgresql mariadb-server mariadb-client iproute2 pgbouncer)
+# galera-4 + rsync: the 3-node MariaDB Galera cluster of the Galera tests (rsync state transfer).
+DBLOCK_SERVER_PACKAGES=(postgresql mariadb-server mariadb-client iproute2 pgbouncer galera-4 rsync)
 
 # Prints, one per line, the packages among "$@" that dpkg does not list as installed.
 dblock_missing_packages() {

@@ -35,7 +35,10 @@
 // partition-all (the server cut off from every worker at once for about a TTL), and
 // failover (PostgreSQL primary + standby started by scripts/servers with
 // DBLOCK_SERVERS_PG_STANDBY, --url the pair's multi-host URL: the primary crashes and the
-// standby is promoted, once per run).
+// standby is promoted, once per run), and node-kill (a 3-node Galera cluster started by
+// scripts/servers with DBLOCK_SERVERS_ONLY=galera: one node is SIGKILLed, once per run;
+// with --worker-url given per node, worker slots are spread over the nodes and the killed
+// node's workers reconnect to the next host of their URL).
 //
 // Planted bugs (--bug) make the workers misuse dblock so that the checker must object:
 //   unsafe-release  release = DELETE FROM dblock_locks WHERE name = ? (no owner check),
@@ -526,6 +529,8 @@ struct run_config {
   std::int64_t ops = 0;  // stop after this many operations (0: duration only)
   std::vector<std::string> faults;
   int fault_interval_ms = 1500;
+  std::vector<std::string> worker_urls;  // slot i connects to worker_urls[i % n] (same database)
+  int kill_node = 3;        // node-kill: the Galera node to kill
   int failover_lag_ms = 0;  // failover: the standby stops receiving WAL this long before
   std::string servers_dir;
   std::string servers_script = DBLOCK_SERVERS_SCRIPT;
@@ -649,6 +654,10 @@ class driver {
       server_url_ = plain;
       db_name_ = test::create_database(plain, u.kind);
       run_url_ = (u.client == client_library::soci ? "soci+" : "") + test::with_database(plain, db_name_);
+      for (const auto& w : cfg_.worker_urls) {
+        const bool soci = w.rfind("soci+", 0) == 0;
+        worker_run_urls_.push_back((soci ? "soci+" : "") + test::with_database(soci ? w.substr(5) : w, db_name_));
+      }
     }
     auto db = dblock::open(run_url_);
     db.migrate();
@@ -728,8 +737,10 @@ class driver {
     const std::string id = "w" + std::to_string(s.index) + "." + std::to_string(s.incarnation);
     const auto& w = cfg_.w;
     // Through the slot's relay when partitions are injected: a cut is per worker.
-    const std::string url =
-        relays_.empty() ? run_url_ : relays_[static_cast<std::size_t>(s.index)]->url_through(run_url_);
+    const std::string& own = worker_run_urls_.empty()
+                                 ? run_url_
+                                 : worker_run_urls_[static_cast<std::size_t>(s.index) % worker_run_urls_.size()];
+    const std::string url = relays_.empty() ? own : relays_[static_cast<std::size_t>(s.index)]->url_through(own);
     std::vector<std::string> args = {
         "/proc/self/exe", "worker", "--url", url,
         "--history", (cfg_.dir / "history" / (id + ".jsonl")).string(),
@@ -907,6 +918,8 @@ class driver {
       restart_server();
     } else if (kind == "failover") {
       failover();
+    } else if (kind == "node-kill") {
+      kill_node();
     } else if (is_partition(kind)) {
       partition(kind);
     } else if (kind == "clock") {
@@ -1061,7 +1074,17 @@ class driver {
     record({{"kind", "failover"}, {"how", "failover-pg"}, {"m", t0}, {"took_ms", (mono_ns() - t0) / 1'000'000}});
   }
 
-  void run_servers_script(const std::string& what) {
+  // One node of a Galera cluster dies (SIGKILL), once per run: the other two keep quorum.
+  void kill_node() {
+    if (node_kills_ > 0) return;
+    if (cfg_.servers_dir.empty()) throw std::runtime_error("the node-kill fault needs --servers-dir (a Galera cluster)");
+    ++node_kills_;
+    const auto t0 = mono_ns();
+    run_servers_script("kill-galera-node", std::to_string(cfg_.kill_node));
+    record({{"kind", "node-kill"}, {"node", cfg_.kill_node}, {"m", t0}, {"took_ms", (mono_ns() - t0) / 1'000'000}});
+  }
+
+  void run_servers_script(const std::string& what, const std::string& arg = {}) {
     pid_t pid = ::fork();
     if (pid == 0) {
       int fd = ::open((cfg_.dir / "logs" / "servers.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -1069,8 +1092,12 @@ class driver {
         ::dup2(fd, 1);
         ::dup2(fd, 2);
       }
-      ::execl("/bin/bash", "bash", cfg_.servers_script.c_str(), what.c_str(), cfg_.servers_dir.c_str(),
-              static_cast<char*>(nullptr));
+      if (arg.empty())
+        ::execl("/bin/bash", "bash", cfg_.servers_script.c_str(), what.c_str(), cfg_.servers_dir.c_str(),
+                static_cast<char*>(nullptr));
+      else
+        ::execl("/bin/bash", "bash", cfg_.servers_script.c_str(), what.c_str(), cfg_.servers_dir.c_str(), arg.c_str(),
+                static_cast<char*>(nullptr));
       ::_exit(127);
     }
     int st = 0;
@@ -1130,7 +1157,8 @@ class driver {
   bool clock_fault_ = false;
   std::string faketime_;  // libfaketime's path when the clock fault is on
   std::map<int, std::int64_t> clock_offsets_;  // slot -> current wall-clock offset (s)
-  int restarts_ = 0, unexpected_ = 0, restart_count_ = 0, failovers_ = 0;
+  int restarts_ = 0, unexpected_ = 0, restart_count_ = 0, failovers_ = 0, node_kills_ = 0;
+  std::vector<std::string> worker_run_urls_;  // cfg_.worker_urls on the run's database
 };
 
 void add_worker_options(CLI::App& app, worker_config& w) {
@@ -1175,6 +1203,10 @@ int main(int argc, char** argv) {
   run->add_option("--faults", faults,
                   "comma separated: kill,pause,connkill,restart,clock,partition,reply-loss,partition-all");
   run->add_option("--fault-interval-ms", rc.fault_interval_ms, "mean time between faults");
+  run->add_option("--worker-url", rc.worker_urls,
+                  "a URL of the same servers for worker slots (repeatable; slot i takes the (i mod n)th), "
+                  "e.g. one multi-host URL per Galera node");
+  run->add_option("--kill-node", rc.kill_node, "node-kill fault: the Galera node to kill")->check(CLI::Range(1, 9));
   run->add_option("--failover-lag-ms", rc.failover_lag_ms,
                   "failover fault: the standby stops receiving WAL this long before the primary crashes "
                   "(asynchronous standbys only: a synchronous primary would wait for it)");
@@ -1195,11 +1227,12 @@ int main(int argc, char** argv) {
       if (!f.empty() && f != "none") rc.faults.push_back(f);
     static const std::set<std::string> kinds = {"kill",      "pause",      "connkill",     "restart",
                                                 "clock",     "partition",  "reply-loss",   "partition-all",
-                                                "failover"};
+                                                "failover",  "node-kill"};
     for (const auto& f : rc.faults)
       if (!kinds.count(f)) {
         std::cerr << "dblock_workload: unknown fault '" << f
-                  << "' (kill, pause, connkill, restart, clock, partition, reply-loss, partition-all, failover)\n";
+                  << "' (kill, pause, connkill, restart, clock, partition, reply-loss, partition-all, failover, "
+                     "node-kill)\n";
         return 64;
       }
     if (rc.duration_s <= 0 && rc.ops <= 0) rc.duration_s = 10;

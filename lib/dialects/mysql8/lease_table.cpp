@@ -7,6 +7,7 @@
 #include "core/ops/lease_table.hpp"
 #include "dialects/common/families.hpp"
 #include "dialects/common/rows.hpp"
+#include "dblock/errors.hpp"
 
 namespace dblock::detail {
 
@@ -19,7 +20,7 @@ constexpr rows::lock_columns state_cols{
 class mysql8_table final : public mysql_family_table {
  public:
   grant_outcome acquire(backend& b, const grant_request& r) const override {
-    return b.exclusive([&]() -> grant_outcome {
+    auto grant = [&]() -> grant_outcome {
       auto w = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
       if (w.affected <= 0) return {};  // an earlier waiter is in line: nothing written
       // A new grant has fence 0 until it draws; a re-entry or a refusal matches nothing here.
@@ -27,6 +28,30 @@ class mysql8_table final : public mysql_family_table {
       auto s = b.exec("lock_state", {r.name, r.owner});
       if (s.rows.empty()) return {};  // released or reaped since: a lost race
       return {rows::i64(s.rows[0], 0, "lock granted") == 1, rows::lock_row(r.name, s.rows[0], state_cols)};
+    };
+    // On a Galera cluster every grant's draw conflicts with concurrent draws on other nodes
+    // (certification): one transaction, so that a conflict also takes back the row written
+    // before it and the whole grant can simply run again.
+    if (b.multi_primary() && !b.raw().in_transaction()) {
+      grant_outcome out;
+      b.in_transaction([&] { out = grant(); });
+      return out;
+    }
+    return b.exclusive([&]() -> grant_outcome {
+      try {
+        return grant();
+      } catch (const error& e) {
+        // A draw that failed leaves our row without a fence. Were it kept, a retry behind
+        // waiters who joined meanwhile would wait for our own row: take it back (a row with
+        // fence 0 was never reported granted). Best effort; it expires otherwise.
+        if (e.kind() != error_kind::connection && e.kind() != error_kind::commit_unknown) {
+          try {
+            (void)b.exec("lock_fence_abandon", {r.name, r.owner});
+          } catch (...) {
+          }
+        }
+        throw;
+      }
     });
   }
 };
