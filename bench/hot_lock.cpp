@@ -15,6 +15,11 @@
 // (median time from a release's return to the return of the next grant, when its contender
 // was already waiting; the clock is CLOCK_MONOTONIC, shared by the processes), and the
 // slowest first wait.
+// The physical limit of a hot lock: a hand-off needs at least the hold, one durable commit
+// and one round trip, so no design passes limit = 1 / (hold + commit + round trip) grants
+// per second. Commit + round trip is measured in the same run, per database, as the median
+// of the hand-written acquire (one durable autocommit upsert, bench/twins.hpp);
+// hot_lock_vs_limit reports dblock's throughput against it.
 // Contenders are this binary (`dblock_bench contend`), started with posix_spawn; the URL
 // goes through the environment (DBLOCK_BENCH_URL), never argv (it holds a password).
 #include <spawn.h>
@@ -33,6 +38,7 @@
 
 #include "bench.hpp"
 #include "procs.hpp"
+#include "twins.hpp"
 #include "dblock/dblock.hpp"
 
 extern char** environ;
@@ -200,6 +206,23 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
   return r;
 }
 
+// Median of one durable commit + round trip (a hand-written acquire of a free name; its
+// release is not timed), in ms.
+double commit_and_round_trip_ms(const combo& c, int samples) {
+  auto raw = connect_raw(c.url);
+  const std::string owner = random_hex(16);
+  std::vector<double> ms;
+  for (int i = 0; i < samples; ++i) {
+    const std::string name = "bench:limit:" + std::to_string(i % 8);
+    const auto t0 = bench_clock::now();
+    const bool granted = raw->acquire(name, owner, 60'000).has_value();
+    ms.push_back(std::chrono::duration<double, std::milli>(bench_clock::now() - t0).count());
+    if (granted) (void)raw->release(name, owner);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 std::string grants_text(const std::vector<int>& g) {
   std::string s;
   for (int x : g) {
@@ -223,7 +246,13 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
        (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
   for (const auto& c : combos) {
     std::vector<round_result> naive, smart;
+    std::vector<double> limits;  // grants/s, measured before each round
     for (int i = 0; i < rounds; ++i) {
+      const double commit_rtt = commit_and_round_trip_ms(c, tiny ? 20 : 200);
+      limits.push_back(1000.0 / (o.hold_ms + commit_rtt));
+      note("  " + c.name + " round " + std::to_string(i + 1) + " physical limit: " + std::to_string(limits.back()) +
+           " grants/s (hold " + std::to_string(o.hold_ms) + " ms + commit and round trip " +
+           std::to_string(commit_rtt) + " ms)");
       // Alternate which mode goes first, so drift on the machine does not favour one.
       for (int m = 0; m < 2; ++m) {
         const bool dblock_mode = (m == 0) == (i % 2 == 1);
@@ -248,6 +277,13 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
                                v, f));
     };
     emit("hot_lock_throughput", "acq/s", [](const round_result& r) { return r.throughput; });
+    {
+      std::vector<double> v;
+      for (const auto& r : smart) v.push_back(r.throughput);
+      rep.add(per_round_result("hot_lock_vs_limit", c.name, "acq/s",
+                               "the physical limit 1 / (hold + commit + round trip), measured before each round", v,
+                               limits));
+    }
     emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });
     emit("hot_lock_fairness", "x", [](const round_result& r) { return r.fairness; });
     emit("hot_lock_handoff", "us", [](const round_result& r) { return r.handoff; });
