@@ -1,0 +1,3 @@
+-- Inside a grant's transaction (read-write lock or semaphore $1): nothing to take. The
+-- transaction began with BEGIN IMMEDIATE and holds SQLite's one write lock: grants are serialized.
+SELECT 1
