@@ -351,6 +351,31 @@ TEST_P(RwSemConformance, VerifyInPassesWhileHeldAndFailsOnceTheHoldIsGone) {
   EXPECT_THROW(transact(tdb, [&](transaction_ref tx) { r->verify_in(tx); }), lock_lost);
 }
 
+// The cost in round trips, as docs/locks.md states it: a grant is one gated transaction
+// (begin, gate, takeover, read, line, fence, insert, commit; MySQL 8.0 reads its fence with
+// one more), a refusal stops after the read, a release is one statement.
+TEST_P(RwSemConformance, RoundTripsOfAGrantARefusalAndARelease) {
+  auto db = open();
+  session a(db, quick()), b(db, quick());
+  const auto name = unique_name("rw");
+  {  // warm up: client libraries that prepare statements do so on first use (one round trip each)
+    const auto warm = unique_name("warm");
+    auto x = a.try_acquire(warm, lock_mode::write);
+    ASSERT_TRUE(x);
+    EXPECT_FALSE(b.try_acquire(warm, lock_mode::read));
+    x->release();
+  }
+  std::optional<lease> w;
+  const auto grant = round_trips_of(db, [&] { w = a.try_acquire(name, lock_mode::write); });
+  ASSERT_TRUE(w);
+  EXPECT_EQ(grant, kind() == dialect::mysql8 ? 9u : 8u);
+  std::optional<lease> r;
+  const auto refusal = round_trips_of(db, [&] { r = b.try_acquire(name, lock_mode::read); });
+  EXPECT_FALSE(r);
+  EXPECT_EQ(refusal, 5u);
+  EXPECT_EQ(round_trips_of(db, [&] { w->release(); }), 1u);
+}
+
 DBLOCK_CONFORMANCE_SUITE(RwSemConformance);
 
 }  // namespace
