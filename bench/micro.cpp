@@ -227,6 +227,42 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     }
     add_group(x, "lock", std::move(lock_ops));
 
+    // Read-write lock and semaphore pairs (a group of their own: the lock group's order and
+    // figures stay as they were), each against its hand-written one-statement floor.
+    add_group(x, "family",
+              {select1,
+               {"rw_pair_raw",
+                [x] {
+                  return timed([x] {
+                    return x->raw->rw_read_acquire("bench:rw:raw", x->raw_owner, 600'000) &&
+                           x->raw->holder_release("bench:rw:raw", x->raw_owner);
+                  });
+                }},
+               {"rw_pair",
+                [x] {
+                  return timed([x] {
+                    auto l = x->s->try_acquire("bench:rw", dblock::lock_mode::read);
+                    if (!l) return false;
+                    l->release();
+                    return true;
+                  });
+                }},
+               {"permit_pair_raw",
+                [x] {
+                  return timed([x] {
+                    return x->raw->permit_acquire("bench:sem:raw", x->raw_owner, 3, 600'000) &&
+                           x->raw->holder_release("bench:sem:raw", x->raw_owner);
+                  });
+                }},
+               {"permit_pair", [x] {
+                  return timed([x] {
+                    auto p = x->s->try_acquire_permits("bench:sem", 3, 1);
+                    if (!p) return false;
+                    p->release();
+                    return true;
+                  });
+                }}});
+
     // Acquire only: the release after it is not timed.
     auto raw_acquire = [](raw_client* c, micro_ctx* x) {
       return [c, x]() -> std::optional<double> {
@@ -345,6 +381,10 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     if (x->c.kind == dblock::dialect::postgresql)
       emit(x, "acquire_release_async", "acquire_release_async_raw",
            "the hand-written pair whose release skips its WAL flush (dblock's default, async_release)");
+    emit(x, "rw_pair_raw", "round_trip", "SELECT 1");
+    emit(x, "rw_pair", "rw_pair_raw", "a hand-written read grant (one INSERT ... SELECT) and its DELETE");
+    emit(x, "permit_pair_raw", "round_trip", "SELECT 1");
+    emit(x, "permit_pair", "permit_pair_raw", "a hand-written permit grant (one INSERT ... SELECT) and its DELETE");
     emit(x, "try_busy_raw", "round_trip", "SELECT 1");
     emit(x, "try_busy_probe_raw", "round_trip", "SELECT 1");
     emit(x, "try_busy", "round_trip", "SELECT 1");

@@ -53,6 +53,19 @@ DELETE FROM dblock_locks WHERE name IN (
   SELECT name FROM dblock_locks WHERE expires_at < now() - $1::bigint * interval '1 millisecond'
    ORDER BY expires_at LIMIT $2))";
 
+// Read-write and semaphore floors: one statement per grant, no gate (see twins.hpp).
+constexpr const char* pg_rw_read = R"(
+INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, permits, fence, acquired_at, expires_at)
+SELECT $1, $2, 0, 'r', 1, 0, 0, nextval('dblock_fence_seq'), now(), now() + $3::bigint * interval '1 millisecond'
+ WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders WHERE name = $1 AND write_holds > 0 AND expires_at > now()))";
+constexpr const char* pg_permit = R"(
+INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, permits, fence, acquired_at, expires_at)
+SELECT $1, $2, n + 1, 's', 1, 0, $3::integer, nextval('dblock_fence_seq'), now(),
+       now() + $4::bigint * interval '1 millisecond'
+  FROM (SELECT COUNT(*) AS n FROM dblock_lock_holders WHERE name = $1 AND expires_at > now()) c
+ WHERE n < $3::integer)";
+constexpr const char* pg_holder_release = "DELETE FROM dblock_lock_holders WHERE name = $1 AND owner = $2";
+
 class pg_raw final : public raw_client {
  public:
   explicit pg_raw(const std::string& url) : c_(url) {
@@ -64,6 +77,21 @@ class pg_raw final : public raw_client {
     c_.prepare("idem_insert", pg_idem_insert);
     c_.prepare("idem_lookup", pg_idem_lookup);
     c_.prepare("reap", pg_reap);
+    c_.prepare("rw_read", pg_rw_read);
+    c_.prepare("permit", pg_permit);
+    c_.prepare("holder_release", pg_holder_release);
+  }
+  bool rw_read_acquire(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
+    ++statements_;
+    return pqxx::nontransaction(c_).exec_prepared("rw_read", name, owner, ttl_ms).affected_rows() == 1;
+  }
+  bool permit_acquire(const std::string& name, const std::string& owner, int permits, std::int64_t ttl_ms) override {
+    ++statements_;
+    return pqxx::nontransaction(c_).exec_prepared("permit", name, owner, permits, ttl_ms).affected_rows() == 1;
+  }
+  bool holder_release(const std::string& name, const std::string& owner) override {
+    ++statements_;
+    return pqxx::nontransaction(c_).exec_prepared("holder_release", name, owner).affected_rows() >= 1;
   }
 
   void select1() override {
@@ -155,6 +183,26 @@ ON DUPLICATE KEY UPDATE
   expires_at  = IF(owner = ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, expires_at))";
 constexpr const char* my8_read = "SELECT owner, fence FROM dblock_locks WHERE name = ?";
 constexpr const char* my_release = "DELETE FROM dblock_locks WHERE name = ? AND owner = ?";
+// Read-write and semaphore floors (MariaDB's dialect: NEXTVAL; see twins.hpp).
+constexpr const char* my_rw_read = R"(
+INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, permits, fence, acquired_at, expires_at)
+SELECT ?, ?, 0, 'r', 1, 0, 0, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+  FROM DUAL
+ WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders WHERE name = ? AND write_holds > 0
+                      AND expires_at > UTC_TIMESTAMP(6)))";
+constexpr const char* my_permit = R"(
+INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, permits, fence, acquired_at, expires_at)
+SELECT ?, ?, c.n + 1, 's', 1, 0, ?, NEXTVAL(dblock_fence_seq), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+  FROM (SELECT COUNT(*) AS n FROM dblock_lock_holders WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)) c
+ WHERE c.n < ?)";
+constexpr const char* my_holder_release = "DELETE FROM dblock_lock_holders WHERE name = ? AND owner = ?";
+// MySQL 8.0 (no sequences): the same statements with the fence my8_draw drew just before.
+std::string my8_variant(const char* sql) {
+  std::string s(sql);
+  const std::string from = "NEXTVAL(dblock_fence_seq)";
+  s.replace(s.find(from), from.size(), "LAST_INSERT_ID()");
+  return s;
+}
 constexpr const char* my_probe =
     "SELECT fence FROM dblock_locks WHERE name = ? AND owner <> ? AND expires_at > UTC_TIMESTAMP(6)";
 constexpr const char* my_idem_insert = R"(
@@ -203,6 +251,9 @@ class my_raw final : public raw_client {
     idem_insert_.reset();
     idem_lookup_.reset();
     reap_.reset();
+    rw_read_.reset();
+    permit_.reset();
+    holder_release_.reset();
     c_.reset();
   }
 
@@ -232,6 +283,32 @@ class my_raw final : public raw_client {
     bool found = false;
     while (rs->next()) found = true;
     return found;
+  }
+  bool rw_read_acquire(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
+    ++statements_;
+    if (kind_ == dblock::dialect::mysql8) draw_fence8();
+    prepared(rw_read_, kind_ == dblock::dialect::mysql8 ? rw_read8_sql_.c_str() : my_rw_read)->setString(1, name);
+    rw_read_->setString(2, owner);
+    rw_read_->setInt64(3, ttl_ms * 1000);
+    rw_read_->setString(4, name);
+    return rw_read_->executeUpdate() == 1;
+  }
+  bool permit_acquire(const std::string& name, const std::string& owner, int permits, std::int64_t ttl_ms) override {
+    ++statements_;
+    if (kind_ == dblock::dialect::mysql8) draw_fence8();
+    prepared(permit_, kind_ == dblock::dialect::mysql8 ? permit8_sql_.c_str() : my_permit)->setString(1, name);
+    permit_->setString(2, owner);
+    permit_->setInt(3, permits);
+    permit_->setInt64(4, ttl_ms * 1000);
+    permit_->setString(5, name);
+    permit_->setInt(6, permits);
+    return permit_->executeUpdate() == 1;
+  }
+  bool holder_release(const std::string& name, const std::string& owner) override {
+    ++statements_;
+    prepared(holder_release_, my_holder_release)->setString(1, name);
+    holder_release_->setString(2, owner);
+    return holder_release_->executeUpdate() >= 1;
   }
   bool release(const std::string& name, const std::string& owner) override {
     ++statements_;
@@ -330,6 +407,12 @@ class my_raw final : public raw_client {
   std::unique_ptr<sql::Connection> c_;
   std::unique_ptr<sql::Statement> st_;
   std::unique_ptr<sql::PreparedStatement> acquire_, probe_, release_, idem_insert_, idem_lookup_, reap_;
+  std::unique_ptr<sql::PreparedStatement> rw_read_, permit_, holder_release_;
+  const std::string rw_read8_sql_ = my8_variant(my_rw_read), permit8_sql_ = my8_variant(my_permit);
+  void draw_fence8() {
+    ++statements_;
+    prepared(draw8_, my8_draw)->executeUpdate();
+  }
   bool reap_session_ = false;
 };
 
@@ -347,6 +430,9 @@ constexpr const char* lite_acquire =
     "WHERE expires_at <= excluded.acquired_at "
     "RETURNING fence";
 constexpr const char* lite_release = "DELETE FROM dblock_locks WHERE name = :name AND owner = :owner";
+// Read-write and semaphore floors (see twins.hpp); the fence from the counter row, advanced
+// by the same statement's trigger-free UPDATE is left out: the floor of the row write.
+constexpr const char* lite_now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 constexpr const char* lite_probe =
     "SELECT fence FROM dblock_locks WHERE name = :name AND owner <> :owner AND expires_at > " BENCH_SQLITE_NOW;
 constexpr const char* lite_idem_insert =
@@ -374,7 +460,24 @@ class lite_raw final : public raw_client {
                       soci::use(i_retention_, "retention"))),
         idem_lookup_((s_.prepare << lite_idem_lookup, soci::use(l_scope_, "scope"), soci::use(l_key_, "key"),
                       soci::into(l_status_, l_ind_))),
-        reap_((s_.prepare << lite_reap, soci::use(g_grace_, "grace"), soci::use(g_limit_, "lim"))) {
+        reap_((s_.prepare << lite_reap, soci::use(g_grace_, "grace"), soci::use(g_limit_, "lim"))),
+        rw_read_((s_.prepare << std::string("INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, "
+                                            "permits, fence, acquired_at, expires_at) SELECT :name, :owner, 0, 'r', 1, 0, 0, "
+                                            "(SELECT last + 1 FROM dblock_fence WHERE id = 1), ") +
+                                lite_now + ", " + lite_now +
+                                " + :ttl WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders WHERE name = :name "
+                                "AND write_holds > 0 AND expires_at > " + lite_now + ")",
+                  soci::use(h_name_, "name"), soci::use(h_owner_, "owner"), soci::use(h_ttl_, "ttl"))),
+        permit_((s_.prepare << std::string("INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, "
+                                           "permits, fence, acquired_at, expires_at) SELECT :name, :owner, n + 1, 's', 1, 0, "
+                                           ":permits, (SELECT last + 1 FROM dblock_fence WHERE id = 1), ") +
+                               lite_now + ", " + lite_now +
+                               " + :ttl FROM (SELECT COUNT(*) AS n FROM dblock_lock_holders WHERE name = :name AND "
+                               "expires_at > " + lite_now + ") WHERE n < :permits",
+                 soci::use(h_name_, "name"), soci::use(h_owner_, "owner"), soci::use(h_permits_, "permits"),
+                 soci::use(h_ttl_, "ttl"))),
+        holder_release_((s_.prepare << "DELETE FROM dblock_lock_holders WHERE name = :name AND owner = :owner",
+                         soci::use(h_name_, "name"), soci::use(h_owner_, "owner"))) {
     s_ << "PRAGMA synchronous = FULL";  // as sql/sqlite/connect.sql: a grant survives power loss
   }
 
@@ -401,6 +504,30 @@ class lite_raw final : public raw_client {
     while (probe_.fetch()) {
     }
     return got;
+  }
+  bool rw_read_acquire(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
+    ++statements_;
+    h_name_ = name;
+    h_owner_ = owner;
+    h_ttl_ = ttl_ms;
+    rw_read_.execute(true);
+    return rw_read_.get_affected_rows() == 1;
+  }
+  bool permit_acquire(const std::string& name, const std::string& owner, int permits, std::int64_t ttl_ms) override {
+    ++statements_;
+    h_name_ = name;
+    h_owner_ = owner;
+    h_ttl_ = ttl_ms;
+    h_permits_ = permits;
+    permit_.execute(true);
+    return permit_.get_affected_rows() == 1;
+  }
+  bool holder_release(const std::string& name, const std::string& owner) override {
+    ++statements_;
+    h_name_ = name;
+    h_owner_ = owner;
+    holder_release_.execute(true);
+    return holder_release_.get_affected_rows() >= 1;
   }
   bool release(const std::string& name, const std::string& owner) override {
     ++statements_;
@@ -480,6 +607,9 @@ class lite_raw final : public raw_client {
  private:
   soci::session s_;
   int one_v_ = 0;
+  std::string h_name_, h_owner_;
+  long long h_ttl_ = 0;
+  int h_permits_ = 0;
   soci::statement one_;
   std::string a_name_, a_owner_;
   long long a_ttl_ = 0, a_fence_ = 0;
@@ -499,6 +629,7 @@ class lite_raw final : public raw_client {
   soci::statement idem_lookup_;
   long long g_grace_ = 0, g_limit_ = 0;
   soci::statement reap_;
+  soci::statement rw_read_, permit_, holder_release_;
 };
 
 }  // namespace

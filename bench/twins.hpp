@@ -42,6 +42,15 @@ class raw_client {
                            const std::string& owner, std::int64_t lease_ms, std::int64_t retention_ms) = 0;
   // SELECT of a record by primary key (the floor of a replay); true when found.
   virtual bool idem_lookup(const std::string& scope, const std::string& key) = 0;
+  // Read-write lock and semaphore floors (dblock_lock_holders, migration 0008): one
+  // hand-written statement each way, not gated, for the cost of the same rows' writes.
+  // A read grant: INSERT ... SELECT ... WHERE no live writer of the name; true when granted.
+  virtual bool rw_read_acquire(const std::string& name, const std::string& owner, std::int64_t ttl_ms) = 0;
+  // A permit: INSERT ... SELECT into the next slot WHERE fewer than `permits` are live.
+  virtual bool permit_acquire(const std::string& name, const std::string& owner, int permits,
+                              std::int64_t ttl_ms) = 0;
+  // DELETE of the owner's holds of the name; true when one was deleted.
+  virtual bool holder_release(const std::string& name, const std::string& owner) = 0;
   // One batch of a hand-written reaper: deletes up to `limit` lock rows expired for
   // longer than grace_ms; returns how many.
   virtual std::int64_t reap_batch(std::int64_t grace_ms, std::int64_t limit) = 0;

@@ -26,9 +26,14 @@
 
 namespace dblock {
 
-// Implementation types (lib/core/lock.cpp).
+// Implementation types (lib/core/session_core.hpp).
 struct session_core;
 struct held_lock;
+
+// What a lease holds: a lease lock (mutual exclusion), a read or a write hold of a read-write
+// lock, or one permit of a counting semaphore.
+enum class lock_mode { exclusive, read, write, permit };
+[[nodiscard]] const char* to_string(lock_mode m) noexcept;  // "exclusive", "read", "write", "permit"
 
 // Why a lease was lost, for the callback and for lease::lost_reason().
 struct lost_lease {
@@ -138,6 +143,8 @@ class lease {
   [[nodiscard]] std::chrono::steady_clock::time_point trusted_until() const noexcept;
   // Why the lease was lost (empty while held or after a normal release).
   [[nodiscard]] std::string lost_reason() const;
+  // What this lease holds (lock_mode::exclusive for session::try_acquire(name)).
+  [[nodiscard]] lock_mode mode() const noexcept { return mode_; }
 
   // Releases this hold (one round trip). Throws lock_lost when the lock was no longer
   // ours (stolen after expiry, reaped, or reported lost); the hold is gone either way.
@@ -151,11 +158,48 @@ class lease {
  private:
   friend class session;
   friend struct session_core;
-  lease(std::shared_ptr<session_core> core, std::shared_ptr<held_lock> h);
+  lease(std::shared_ptr<session_core> core, std::shared_ptr<held_lock> h, lock_mode mode = lock_mode::exclusive);
+  void release_hold();  // read, write and permit holds (lib/core/holders.cpp)
   std::shared_ptr<session_core> core_;
   std::shared_ptr<held_lock> h_;  // empty once released
   std::string name_;
   std::int64_t fence_ = 0;
+  lock_mode mode_ = lock_mode::exclusive;
+};
+
+// The permits of one semaphore acquire: each its own lease (own fence, renewed with the
+// session's leases, lost on its own). Move-only; the destructor releases what is still held.
+class permit_set {
+ public:
+  permit_set() = default;
+  explicit permit_set(std::vector<lease> permits) : permits_(std::move(permits)) {}
+  [[nodiscard]] std::size_t size() const noexcept { return permits_.size(); }
+  [[nodiscard]] const std::vector<lease>& permits() const noexcept { return permits_; }
+  [[nodiscard]] std::vector<lease>& permits() noexcept { return permits_; }
+  [[nodiscard]] std::vector<std::int64_t> fences() const;
+  // True while every permit is held.
+  [[nodiscard]] bool is_held() const noexcept;
+  // Releases every permit (one round trip each); throws lock_lost after releasing the rest
+  // when one of them was no longer ours.
+  void release();
+
+ private:
+  std::vector<lease> permits_;
+};
+
+// A live hold of a read-write lock or a semaphore permit, for `dblock locks`.
+struct holder_info {
+  std::string name;
+  lock_mode mode = lock_mode::read;  // read, write (a read-write lock's writer) or permit
+  int slot = 0;                      // permit number 1..permits; 0 for a read-write lock
+  std::string holder;
+  int holds = 0;        // a read-write owner's holds (re-entrant), 1 for a permit
+  int write_holds = 0;  // how many of them are write holds
+  int permits = 0;      // the semaphore's permit count N; 0 for a read-write lock
+  std::int64_t fence = 0;
+  std::string expires_at;                   // when another owner may take it over, UTC
+  std::chrono::milliseconds expires_in{0};  // by the server's clock
+  std::chrono::milliseconds lock_delay{0};
 };
 
 class session {
@@ -183,12 +227,36 @@ class session {
   // The current holder of a name, if any row exists.
   [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
 
+  // --- read-write lease locks (docs/locks.md, "Read-write locks") ---------------------
+  // Many readers or one writer per name. mode read or write (exclusive: the lease lock above,
+  // a separate table: do not use one name for both). A try is refused while another owner
+  // writes (read) or holds it at all (write), and while anyone waits in the name's line (a
+  // waiting writer keeps new readers out). Re-entrant per session: a writer may take read
+  // holds; the only reader may take a write hold (an upgrade, with a new, larger fence); an
+  // upgrade while other readers hold it throws invalid_argument naming the lock and the
+  // reader count. A write grant's fence is larger than every earlier grant's of the name.
+  // A name used as a semaphore throws invalid_argument.
+  [[nodiscard]] std::optional<lease> try_acquire(std::string_view name, lock_mode mode);
+  [[nodiscard]] lease acquire(std::string_view name, lock_mode mode, std::chrono::milliseconds wait);
+
+  // --- counting semaphores (docs/locks.md, "Semaphores") -------------------------------
+  // `count` of the name's `permits` permits (1 <= count <= permits <= 10000), each a lease
+  // with its own fence; refused (empty) unless `count` are free and nobody waits in the
+  // name's line. `permits` is stored with the holds: while any permit is held, a different
+  // count throws invalid_argument naming both; once all are released the next acquirer
+  // chooses again. Not re-entrant: each acquire takes more permits.
+  [[nodiscard]] std::optional<permit_set> try_acquire_permits(std::string_view name, int permits, int count = 1);
+  [[nodiscard]] permit_set acquire_permits(std::string_view name, int permits, int count,
+                                           std::chrono::milliseconds wait);
+
  private:
   std::shared_ptr<session_core> core_;
 };
 
 // Every row of the lock table (the `dblock locks` view).
 [[nodiscard]] std::vector<lock_info> list_locks(database& db);
+// Every live hold of a read-write lock or semaphore, by name and slot.
+[[nodiscard]] std::vector<holder_info> list_holders(database& db);
 
 // Throws invalid_argument naming the problem: empty, over 255 bytes, or invalid UTF-8.
 void validate_lock_name(std::string_view name);

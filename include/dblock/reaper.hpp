@@ -26,6 +26,7 @@ struct reap_report {
   std::uint64_t locks = 0;        // lock rows deleted
   std::uint64_t idempotency = 0;  // idempotency records deleted
   std::uint64_t waiters = 0;      // expired wait-line tickets deleted (with reap_locks)
+  std::uint64_t holders = 0;      // read-write lock and semaphore holds deleted (with reap_locks)
   std::chrono::milliseconds took{0};
   bool skipped = false;  // single_active: another process is the active reaper
 };

@@ -19,6 +19,8 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <map>
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -65,7 +67,34 @@ struct exec_args {
   std::string wait = "0";
   std::optional<std::string> grace;       // default: 5 s, or less where the TTL needs it
   std::optional<std::string> lock_delay;  // default: session_options::lock_delay
+  bool read = false;                      // --read: a read hold of read-write lock NAME
+  bool write = false;                     // --write: its write hold
+  std::optional<int> permits;             // --permits K: K permits of semaphore NAME
+  std::optional<int> max_permits;         // --max-permits N: its permit count
   std::vector<std::string> command;
+};
+
+// What exec holds while the command runs: one lease (a lease lock, a read or write hold), or
+// the leases of K semaphore permits. Trusted until the earliest of them runs out.
+struct holding {
+  std::vector<lease> leases;
+  [[nodiscard]] std::chrono::steady_clock::time_point trusted_until() const {
+    auto t = std::chrono::steady_clock::time_point::max();
+    for (auto& l : leases) t = std::min(t, l.trusted_until());
+    return t;
+  }
+  // Releases every lease; the first lock_lost is thrown after the rest are released.
+  void release() {
+    std::optional<lock_lost> first;
+    for (auto& l : leases) {
+      try {
+        l.release();
+      } catch (const lock_lost& e) {
+        if (!first) first = e;
+      }
+    }
+    if (first) throw *first;
+  }
 };
 
 std::string human_ms(std::chrono::milliseconds ms) {
@@ -111,7 +140,7 @@ struct release_result {
   bool lost = false;  // the row was gone or another's (lock_lost)
   std::string error;
 };
-release_result release_within(std::shared_ptr<lease> held, milliseconds limit) {
+release_result release_within(std::shared_ptr<holding> held, milliseconds limit) {
   struct shared_state {
     std::mutex mu;
     std::condition_variable cv;
@@ -231,8 +260,53 @@ int run_exec(const global_options& g, const exec_args& a) {
   // database that stopped answering.
   auto s = std::make_unique<session>(db, opts);
 
-  std::shared_ptr<lease> held;
-  if (wait.count() == 0) {
+  auto held = std::make_shared<holding>();
+  const lock_mode mode = a.read ? lock_mode::read : a.write ? lock_mode::write : a.permits ? lock_mode::permit
+                                                                                         : lock_mode::exclusive;
+  if (mode == lock_mode::permit) {
+    int n = a.max_permits.value_or(0);
+    if (!a.max_permits) {  // the count the holders chose
+      for (const auto& h : list_holders(db))
+        if (h.name == a.name && h.mode == lock_mode::permit) n = h.permits;
+      if (n == 0)
+        throw invalid_argument("--max-permits is needed: no permit of '" + a.name +
+                               "' is held, so its permit count is not known");
+    }
+    if (wait.count() == 0) {
+      auto p = s->try_acquire_permits(a.name, n, *a.permits);
+      if (!p) {
+        int used = 0;
+        for (const auto& h : list_holders(db))
+          if (h.name == a.name) ++used;
+        throw timeout_error("semaphore '" + a.name + "' not acquired: " + std::to_string(used) + " of " +
+                            std::to_string(n) + " permits are held, " + std::to_string(*a.permits) + " wanted");
+      }
+      held->leases = std::move(p->permits());
+    } else {
+      held->leases = std::move(s->acquire_permits(a.name, n, *a.permits, wait).permits());
+    }
+  } else if (mode != lock_mode::exclusive) {
+    if (wait.count() == 0) {
+      auto l = s->try_acquire(a.name, mode);
+      if (!l) {
+        int readers = 0;
+        bool writer = false;
+        for (const auto& h : list_holders(db))
+          if (h.name == a.name) {
+            if (h.mode == lock_mode::write) writer = true;
+            else ++readers;
+          }
+        throw timeout_error(std::string(to_string(mode)) + " lock '" + a.name + "' not acquired: " +
+                            (writer ? std::string("a writer holds it")
+                                    : readers ? std::to_string(readers) + " reader" + (readers == 1 ? "" : "s") +
+                                                    " hold it"
+                                              : std::string("a writer waits for it")));
+      }
+      held->leases.push_back(std::move(*l));
+    } else {
+      held->leases.push_back(s->acquire(a.name, mode, wait));
+    }
+  } else if (wait.count() == 0) {
     auto l = s->try_acquire(a.name);
     if (!l) {
       auto h = s->holder_of(a.name);
@@ -242,14 +316,18 @@ int run_exec(const global_options& g, const exec_args& a) {
                           : "held by another owner";
       throw timeout_error("lock '" + a.name + "' not acquired: " + who);
     }
-    held = std::make_shared<lease>(std::move(*l));
+    held->leases.push_back(std::move(*l));
   } else {
-    held = std::make_shared<lease>(s->acquire(a.name, wait));  // timeout_error names the holder -> exit 75
+    held->leases.push_back(s->acquire(a.name, wait));  // timeout_error names the holder -> exit 75
   }
 
-  const std::string fence = std::to_string(held->fence());
+  const std::string fence = std::to_string(held->leases.front().fence());
+  std::string fences;
+  for (const auto& l : held->leases) fences += (fences.empty() ? "" : " ") + std::to_string(l.fence());
   ::setenv("DBLOCK_LOCK_NAME", a.name.c_str(), 1);
   ::setenv("DBLOCK_FENCING_TOKEN", fence.c_str(), 1);
+  ::setenv("DBLOCK_LOCK_MODE", to_string(mode), 1);
+  if (mode == lock_mode::permit) ::setenv("DBLOCK_FENCING_TOKENS", fences.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& c : a.command) argv.push_back(const_cast<char*>(c.c_str()));
   argv.push_back(nullptr);
@@ -359,32 +437,71 @@ int run_exec(const global_options& g, const exec_args& a) {
   }
 }
 
+// One line of `dblock locks`: a lease lock, a read-write lock's holder or a semaphore permit.
+struct lock_line {
+  std::string name, mode, holder, expires_at;
+  int holds = 0;
+  std::int64_t fence = 0;
+  std::chrono::milliseconds expires_in{0}, lock_delay{0};
+  int slot = 0, permits = 0, readers = 0;
+  [[nodiscard]] bool in_lock_delay() const { return expires_in.count() >= 0 && expires_in < lock_delay; }
+  // The MODE column: exclusive, read (N readers), write, permit i/N.
+  [[nodiscard]] std::string mode_text() const {
+    if (mode == "read") return "read (" + std::to_string(readers) + " reader" + (readers == 1 ? ")" : "s)");
+    if (mode == "permit") return "permit " + std::to_string(slot) + "/" + std::to_string(permits);
+    return mode;
+  }
+};
+
 int run_locks(const global_options& g, bool json) {
   auto db = connect(g);
-  auto rows = list_locks(db);
+  std::vector<lock_line> rows;
+  for (const auto& r : list_locks(db))
+    rows.push_back({r.name, "exclusive", r.holder, r.expires_at, r.holds, r.fence, r.expires_in, r.lock_delay});
+  const auto holds = list_holders(db);
+  std::map<std::string, int> readers;
+  for (const auto& h : holds)
+    if (h.mode == lock_mode::read) ++readers[h.name];
+  for (const auto& h : holds) {
+    lock_line l{h.name, to_string(h.mode), h.holder, h.expires_at, h.holds, h.fence, h.expires_in, h.lock_delay};
+    l.slot = h.slot;
+    l.permits = h.permits;
+    l.readers = readers.count(h.name) ? readers[h.name] : 0;
+    rows.push_back(std::move(l));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const lock_line& a, const lock_line& b) { return a.name < b.name; });
   if (json) {
     auto arr = nlohmann::json::array();
-    for (const auto& r : rows)
-      arr.push_back({{"name", r.name},
-                     {"holder", r.holder},
-                     {"holds", r.holds},
-                     {"fence", r.fence},
-                     {"expires_at", r.expires_at},
-                     {"expires_in_ms", r.expires_in.count()},
-                     {"lock_delay_ms", r.lock_delay.count()},
-                     {"in_lock_delay", r.in_lock_delay()}});
+    for (const auto& r : rows) {
+      nlohmann::json o{{"name", r.name},
+                       {"mode", r.mode},
+                       {"holder", r.holder},
+                       {"holds", r.holds},
+                       {"fence", r.fence},
+                       {"expires_at", r.expires_at},
+                       {"expires_in_ms", r.expires_in.count()},
+                       {"lock_delay_ms", r.lock_delay.count()},
+                       {"in_lock_delay", r.in_lock_delay()}};
+      if (r.mode == "read" || r.mode == "write") o["readers"] = r.readers;
+      if (r.mode == "permit") {
+        o["slot"] = r.slot;
+        o["permits"] = r.permits;
+      }
+      arr.push_back(std::move(o));
+    }
     std::cout << arr.dump(2) << "\n";
     return exit_ok;
   }
   std::size_t w = 4;
   for (const auto& r : rows) w = std::max(w, r.name.size());
   std::cout << std::left << std::setw(static_cast<int>(w)) << "NAME" << "  " << std::setw(24) << "HOLDER" << "  "
-            << std::setw(5) << "HOLDS" << "  " << std::setw(12) << "FENCE" << "  EXPIRES\n";
+            << std::setw(5) << "HOLDS" << "  " << std::setw(12) << "FENCE" << "  " << std::setw(14) << "MODE"
+            << "  EXPIRES\n";
   for (const auto& r : rows)
     std::cout << std::left << std::setw(static_cast<int>(w)) << r.name << "  " << std::setw(24) << r.holder << "  "
-              << std::setw(5) << r.holds << "  " << std::setw(12) << r.fence << "  " << human_ms(r.expires_in) << " ("
-              << r.expires_at << ")" << (r.in_lock_delay() ? " in lock delay (lease ended, nobody may take it yet)" : "")
-              << "\n";
+              << std::setw(5) << r.holds << "  " << std::setw(12) << r.fence << "  " << std::setw(14) << r.mode_text()
+              << "  " << human_ms(r.expires_in) << " (" << r.expires_at << ")"
+              << (r.in_lock_delay() ? " in lock delay (lease ended, nobody may take it yet)" : "") << "\n";
   return exit_ok;
 }
 
@@ -402,11 +519,22 @@ void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg) 
                  "TTL - 2 x TTL/3 - margin)");
   ex->add_option("--lock-delay", a->lock_delay,
                  "After this lease runs out unreleased, nobody may take the lock for this long (default 1s)");
+  auto* rd = ex->add_flag("--read", a->read, "Hold NAME as a read-write lock, for reading (shared with other readers)");
+  auto* wr = ex->add_flag("--write", a->write, "Hold NAME as a read-write lock, for writing (alone)");
+  auto* pm = ex->add_option("--permits", a->permits, "Hold K permits of counting semaphore NAME")
+                 ->check(CLI::Range(1, 10000));
+  auto* mx = ex->add_option("--max-permits", a->max_permits,
+                            "The semaphore's permit count N (default: the count its holders chose)")
+                 ->check(CLI::Range(1, 10000));
+  rd->excludes(wr)->excludes(pm);
+  wr->excludes(pm);
+  mx->needs(pm);
   ex->add_option("command", a->command, "The command and its arguments (after --)")->required();
   reg.add(ex, [&g, a] { return run_exec(g, *a); });
 
   auto json = std::make_shared<bool>(false);
-  auto* ls = app.add_subcommand("locks", "List the lease locks: holder, holds, fencing token, time to expiry");
+  auto* ls = app.add_subcommand(
+      "locks", "List the locks: holder, holds, fencing token, mode (readers, permits), time to expiry");
   ls->add_flag("--json", *json, "Print a JSON array of objects");
   reg.add(ls, [&g, json] { return run_locks(g, *json); });
 }

@@ -26,7 +26,8 @@ struct reap_args {
 
 void print(const reap_report& r) {
   std::cout << "reaped " << r.locks << " lock rows, " << r.waiters << " wait-line tickets, " << r.idempotency
-            << " idempotency records in " << r.took.count() << " ms" << std::endl;
+            << " idempotency records, " << r.holders << " read-write/semaphore holds in " << r.took.count() << " ms"
+            << std::endl;
 }
 
 int run_reap(const global_options& g, const reap_args& a) {
@@ -50,7 +51,7 @@ int run_reap(const global_options& g, const reap_args& a) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);  // before any thread starts
   auto db = connect(g);
   o.on_pass = [](const reap_report& r) {
-    if (r.locks || r.waiters || r.idempotency) print(r);
+    if (r.locks || r.waiters || r.idempotency || r.holders) print(r);
   };
   o.on_error = [](const error& e) { std::cerr << "dblock: reaper pass failed (will retry): " << e.what() << std::endl; };
   reaper r(db, o);

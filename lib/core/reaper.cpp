@@ -76,11 +76,12 @@ struct reaper::state {
       const std::int64_t grace = opts.grace.count();
       reap_table(rep.locks, [&](std::int64_t n) { return batch("reap_locks", {grace, n}); });
       reap_table(rep.waiters, [&](std::int64_t n) { return batch("reap_waiters", {grace, n}); });
+      reap_table(rep.holders, [&](std::int64_t n) { return batch("reap_holders", {grace, n}); });
     }
     if (opts.reap_idempotency)
       reap_table(rep.idempotency, [&](std::int64_t n) { return batch("reap_idempotency", {n}); });
     rep.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-    if (rep.locks) detail::count(counter::reaped_locks, rep.locks);
+    if (rep.locks + rep.holders) detail::count(counter::reaped_locks, rep.locks + rep.holders);
     if (rep.idempotency) detail::count(counter::reaped_idempotency, rep.idempotency);
     if (rep.waiters) detail::count(counter::reaped_waiters, rep.waiters);
     detail::count(counter::reaper_runs);

@@ -1,7 +1,7 @@
 // lib/dialects/registry.cpp — maps the dialect enum to each dialect's objects: the one
 // place that switches on it (lib/core asks the objects).
 #include "core/dialect.hpp"
-#include "dblock/errors.hpp"
+#include "core/ops/holders.hpp"
 #include "core/ops/idempotency.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
@@ -9,6 +9,7 @@
 #include "core/ops/replication.hpp"
 #include "core/ops/row_guard.hpp"
 #include "core/ops/session_lock.hpp"
+#include "dblock/errors.hpp"
 
 namespace dblock::detail {
 
@@ -98,6 +99,14 @@ const replication_ops& sqlite_replication() noexcept;
 const replication_ops& mysql8_replication() noexcept;
 const replication_ops& replication_for(dialect d) noexcept {
   return pick(d, postgresql_replication(), mysql_replication(), sqlite_replication(), mysql8_replication());
+}
+
+const holders_ops& postgresql_holders() noexcept;
+const holders_ops& mysql_holders() noexcept;
+const holders_ops& sqlite_holders() noexcept;
+const holders_ops& mysql8_holders() noexcept;
+const holders_ops& holders_for(dialect d) noexcept {
+  return pick(d, postgresql_holders(), mysql_holders(), sqlite_holders(), mysql8_holders());
 }
 
 // --- end of statement families other than leases ---

@@ -353,5 +353,61 @@ TEST_F(ExecCli, UnmigratedDatabaseIsExit78AndUnreachableIs69) {
   EXPECT_EQ(down.err.find("s3cret"), std::string::npos) << down.err;
 }
 
+// Read-write locks through the command: readers share, a writer is refused beside them,
+// `dblock locks` shows the mode and the readers.
+TEST_F(ExecCli, ReadersShareTheLockAndAWriterIsRefused) {
+  auto holder = start({"exec", "--read", "--name", "rw", "--ttl", "30s", "--", "sleep", "30"});
+  ASSERT_NO_FATAL_FAILURE(wait_until_held("rw"));
+  auto r = dblock({"exec", "--read", "--name", "rw", "--", "sh", "-c", "echo \"$DBLOCK_LOCK_MODE:$DBLOCK_FENCING_TOKEN\""});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("read:", 0), 0u) << r.out;
+  auto w = dblock({"exec", "--write", "--name", "rw", "--", "echo", "never"});
+  EXPECT_EQ(w.exit_code, 75) << w.err;
+  EXPECT_EQ(w.out, "");
+  EXPECT_NE(w.err.find("1 reader"), std::string::npos) << w.err;
+  auto list = dblock({"locks", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto arr = nlohmann::json::parse(list.out);
+  ASSERT_EQ(arr.size(), 1u) << list.out;
+  EXPECT_EQ(arr[0]["mode"], "read");
+  EXPECT_EQ(arr[0]["readers"], 1);
+  auto text = dblock({"locks"});
+  EXPECT_NE(text.out.find("read (1 reader)"), std::string::npos) << text.out;
+  ::kill(holder.pid(), SIGTERM);
+  (void)holder.wait();
+  auto after = dblock({"exec", "--write", "--name", "rw", "--", "sh", "-c", "echo \"$DBLOCK_LOCK_MODE\""});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, "write\n");
+}
+
+// Semaphores through the command: the count comes from the holders when not given, no more
+// than N permits are granted, a different N is exit 64 naming both, flags exclude each other.
+TEST_F(ExecCli, PermitsAreCountedAndAMismatchedCountIsRefused) {
+  auto holder = start({"exec", "--permits", "1", "--max-permits", "2", "--name", "sem", "--ttl", "30s", "--", "sleep", "30"});
+  ASSERT_NO_FATAL_FAILURE(wait_until_held("sem"));
+  auto one = dblock({"exec", "--permits", "1", "--name", "sem", "--", "sh", "-c", "echo \"$DBLOCK_LOCK_MODE\""});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "permit\n");
+  auto two = dblock({"exec", "--permits", "2", "--name", "sem", "--", "echo", "never"});
+  EXPECT_EQ(two.exit_code, 75) << two.err;
+  EXPECT_NE(two.err.find("1 of 2 permits"), std::string::npos) << two.err;
+  auto bad = dblock({"exec", "--permits", "1", "--max-permits", "3", "--name", "sem", "--", "echo", "never"});
+  EXPECT_EQ(bad.exit_code, 64) << bad.err;
+  EXPECT_NE(bad.err.find("2 permits"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("not 3"), std::string::npos) << bad.err;
+  auto both = dblock({"exec", "--read", "--permits", "1", "--name", "sem", "--", "true"});
+  EXPECT_EQ(both.exit_code, 64) << both.err;
+  auto list = dblock({"locks", "--json"});
+  auto arr = nlohmann::json::parse(list.out);
+  ASSERT_EQ(arr.size(), 1u) << list.out;
+  EXPECT_EQ(arr[0]["mode"], "permit");
+  EXPECT_EQ(arr[0]["permits"], 2);
+  ::kill(holder.pid(), SIGTERM);
+  (void)holder.wait();
+  auto unknown = dblock({"exec", "--permits", "1", "--name", "sem", "--", "true"});
+  EXPECT_EQ(unknown.exit_code, 64) << unknown.err;
+  EXPECT_NE(unknown.err.find("--max-permits"), std::string::npos) << unknown.err;
+}
+
 }  // namespace
 }  // namespace dblock::test

@@ -55,6 +55,8 @@ struct grant {
   std::int64_t t = 0;
   std::string lock;
   std::int64_t fence = 0;
+  std::string mode = "exclusive";  // exclusive (lease lock), read, write, permit
+  std::int64_t permits = 0;        // a permit's semaphore count
   std::int64_t invoked = 0;    // acquire invocation
   std::int64_t completed = 0;  // acquire completion: start of the window
   std::int64_t promise = 0;    // latest deadline observed before acting
@@ -157,6 +159,8 @@ struct checker {
         g.t = o->second.t;
         g.lock = str(*o->second.invoke, "lock");
         g.fence = num(*e, "fence");
+        if (e->contains("mode")) g.mode = str(*e, "mode");
+        g.permits = num(*e, "permits");
         g.invoked = num(*o->second.invoke, "m");
         g.completed = m;
         g.promise = num(*e, "until", m);
@@ -203,6 +207,34 @@ struct checker {
 
   static bool same_owner(const grant& a, const grant& b) { return a.w == b.w && a.t == b.t; }
 
+  // Read-write locks and semaphores, windows sorted by start: a writer's window may overlap
+  // no other (reader_writer_overlap beside a reader, overlapping_holders beside a writer);
+  // at no instant may more permits be held than the semaphore has (permit_oversubscribed).
+  void check_family(const std::string& lock, const std::vector<const grant*>& w) {
+    std::vector<const grant*> active;
+    for (const grant* g : w) {
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](const grant* a) { return g->completed + opts.tolerance_ns >= a->end(); }),
+                   active.end());
+      if (g->mode == "permit") {
+        if (g->permits > 0 && static_cast<std::int64_t>(active.size()) + 1 > g->permits)
+          add("permit_oversubscribed", "semaphore " + lock + ": " + g->who() + " was granted while " +
+                                           std::to_string(active.size()) + " of its " + std::to_string(g->permits) +
+                                           " permits were still held (the earliest by " + active.front()->who() + ")");
+      } else {
+        for (const grant* a : active) {
+          if (g->mode != "write" && a->mode != "write") continue;  // readers share
+          const bool both = g->mode == "write" && a->mode == "write";
+          add(both ? "overlapping_holders" : "reader_writer_overlap",
+              "lock " + lock + ": " + g->mode + " " + g->who() + " was granted " + ms(a->end() - g->completed) +
+                  " before the window of " + a->mode + " " + a->who() + " ended");
+          break;
+        }
+      }
+      active.push_back(g);
+    }
+  }
+
   void check_locks() {
     std::map<std::string, std::vector<const grant*>> by_lock;
     for (const auto& g : grants) by_lock[g.lock].push_back(&g);
@@ -222,8 +254,10 @@ struct checker {
         if (g->end() > g->completed) w.push_back(g);
       windows += w.size();
       std::sort(w.begin(), w.end(), [](const grant* a, const grant* b) { return a->completed < b->completed; });
+      const bool family = std::any_of(gs.begin(), gs.end(), [](const grant* g) { return g->mode != "exclusive"; });
+      if (family) check_family(lock, w);
       const grant* longest = nullptr;
-      for (const grant* g : w) {
+      for (const grant* g : family ? std::vector<const grant*>{} : w) {
         if (longest && g->completed + opts.tolerance_ns < longest->end()) {
           add("overlapping_holders", "lock " + lock + ": " + g->who() + " was granted (acquire returned) " +
                                          ms(longest->end() - g->completed) + " before the window of " + longest->who() +

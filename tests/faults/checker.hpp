@@ -7,6 +7,8 @@
 //   fence_not_increasing     a grant that began after another had completed got a
 //                            smaller (or equal) fencing token
 //   duplicate_fence          two grants of one lock with the same token
+//   reader_writer_overlap    a read-write lock's writer window overlapping a reader's
+//   permit_oversubscribed    a semaphore permit granted while all N permits were held
 //   lost_before_deadline     a holder learned its lease was gone while its promised
 //                            deadline had not passed (the row vanished or was taken early)
 //   late_unfenced_action     a holder's unfenced action (a side effect no token protects)

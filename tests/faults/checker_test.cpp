@@ -48,6 +48,14 @@ struct hist {
     auto o = invoke(i, "acquire", {{"lock", lock}});
     done(o, c, "ok", "acquire", {{"lock", lock}, {"fence", fence}, {"until", until}});
   }
+  // A read-write or semaphore grant (mode read, write or permit; permits for a permit).
+  void grant_mode(const std::string& lock, const char* mode, std::int64_t fence, std::int64_t i, std::int64_t c,
+                  std::int64_t until, std::int64_t permits = 0) {
+    auto o = invoke(i, "acquire", {{"lock", lock}, {"mode", mode}});
+    json f = {{"lock", lock}, {"fence", fence}, {"until", until}, {"mode", mode}};
+    if (permits) f["permits"] = permits;
+    done(o, c, "ok", "acquire", f);
+  }
   void release(const std::string& lock, std::int64_t fence, std::int64_t at, std::int64_t until, bool ok = true) {
     auto o = invoke(at, "release", {{"lock", lock}, {"fence", fence}, {"until", until}});
     if (ok) done(o, at + ms, "ok", "release");
@@ -108,6 +116,41 @@ TEST(Checker, OverlappingHoldersAreReported) {
   b.release("L0", 2, 900 * ms, 1500 * ms);
   auto r = check_history(ev, {}, empty_final());
   EXPECT_EQ(kind(r, "overlapping_holders"), 1u) << format_report(r);
+}
+
+TEST(Checker, ReadersShareAndAWriterBesideAReaderIsReported) {
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev}, c{"w2.1", 0, &ev};
+  a.grant_mode("R0", "read", 1, 0, 2 * ms, 1000 * ms);
+  b.grant_mode("R0", "read", 2, 1 * ms, 3 * ms, 1000 * ms);  // two readers at once: fine
+  a.release("R0", 1, 100 * ms, 1000 * ms);
+  b.release("R0", 2, 110 * ms, 1000 * ms);
+  c.grant_mode("R0", "write", 3, 5 * ms, 200 * ms, 1200 * ms);  // after both: fine
+  c.release("R0", 3, 300 * ms, 1200 * ms);
+  auto clean = check_history(ev, {}, empty_final());
+  EXPECT_EQ(clean.violation_total(), 0u) << format_report(clean);
+  // A writer granted while a reader's window still runs.
+  a.grant_mode("R0", "read", 4, 310 * ms, 320 * ms, 1300 * ms);
+  c.grant_mode("R0", "write", 5, 311 * ms, 330 * ms, 1330 * ms);
+  a.release("R0", 4, 400 * ms, 1300 * ms);
+  c.release("R0", 5, 410 * ms, 1330 * ms);
+  auto r = check_history(ev, {}, empty_final());
+  EXPECT_EQ(kind(r, "reader_writer_overlap"), 1u) << format_report(r);
+  EXPECT_EQ(kind(r, "overlapping_holders"), 0u) << format_report(r);
+}
+
+TEST(Checker, APermitBeyondTheCountIsReported) {
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev}, c{"w2.1", 0, &ev};
+  a.grant_mode("S0", "permit", 1, 0, 2 * ms, 1000 * ms, 2);
+  b.grant_mode("S0", "permit", 2, 1 * ms, 3 * ms, 1000 * ms, 2);  // 2 of 2: fine
+  a.release("S0", 1, 100 * ms, 1000 * ms);
+  c.grant_mode("S0", "permit", 3, 50 * ms, 150 * ms, 1150 * ms, 2);  // after a's release: fine
+  auto clean = check_history(ev, {}, empty_final());
+  EXPECT_EQ(clean.violation_total(), 0u) << format_report(clean);
+  a.grant_mode("S0", "permit", 4, 160 * ms, 170 * ms, 1170 * ms, 2);  // b and c still hold: permit 3 of 2
+  auto r = check_history(ev, {}, empty_final());
+  EXPECT_EQ(kind(r, "permit_oversubscribed"), 1u) << format_report(r);
 }
 
 TEST(Checker, WindowEndsAtReleaseOrObservedLoss) {

@@ -16,6 +16,10 @@
 //                resources while is_held() — a fenced write (UPDATE ... WHERE fence <= token)
 //                or a write guarded by lease.verify_in(tx) — each logged in the same
 //                transaction, then release.
+//   family cycle (a share of the lock cycles, --family-share) a read or write hold of a
+//                read-write lock (names R<i>) or a permit of a semaphore of --permits
+//                permits (names S<i>), held while is_held() for a short while, then released;
+//                the checker holds readers and writers apart and counts permits.
 //   charge       an idempotent "charge" with run_once(tx): its side effect (a row in
 //                idem_charges) and the idempotency record commit together.
 // Every operation is recorded (invoke, then ok / fail / info) in the worker's history.
@@ -47,6 +51,10 @@
 //   unchecked-action  acts (unfenced side effects) without checking is_held() first
 //   idem-no-tx      begin(), then the side effect in its own transaction, then complete(),
 //                   with pauses longer than the idempotency lease in between
+//   rw-writer-beside-reader  a family cycle that wants the write hold takes a read hold and
+//                   records it as the write hold (a writer admitted beside readers)
+//   permit-overgrant a permit is taken from another semaphore of N + 1 permits and recorded
+//                   as one of the N (permit N + 1 granted)
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -154,6 +162,8 @@ struct worker_config {
   int wait_ms = 3000;
   int cs_sleep_ms = 30;
   double lock_share = 0.6;  // fraction of lock cycles (the rest are charges)
+  double family_share = 0.3;  // fraction of lock cycles that are read-write / semaphore cycles
+  int permits = 2;            // permits of each semaphore S<i>
   int idem_lease_ms = 1000;
   int key_period_ms = 500;
   int keys_per_period = 6;
@@ -172,7 +182,10 @@ class worker_thread {
     while (!g_stop.load()) {
       try {
         if (!db_) connect();
-        if (uniform() < cfg_.lock_share || !DBLOCK_FAULTS_IDEMPOTENCY) lock_cycle();
+        if (uniform() < cfg_.lock_share || !DBLOCK_FAULTS_IDEMPOTENCY) {
+          if (uniform() < cfg_.family_share) family_cycle();
+          else lock_cycle();
+        }
         else charge();
         if (last_op_failed_) {
           ++errors_in_a_row;
@@ -231,6 +244,89 @@ class worker_thread {
 #endif
     session_.reset();
     db_.reset();
+  }
+
+  // ---------------------------------------------------------------- family cycle
+  // A read-write lock or semaphore hold: acquire (recorded with its mode), stay a little
+  // while is_held(), release. No resource writes: the checker judges the windows.
+  void family_cycle() {
+    last_op_failed_ = false;
+    const bool rw = uniform() < 0.5;
+    const std::int64_t li = below(cfg_.locks);
+    const std::string name = (rw ? "R" : "S") + std::to_string(li);
+    const bool write = rw && uniform() < 0.3;
+    const std::string mode = rw ? (write ? "write" : "read") : "permit";
+    const std::int64_t op = ++next_op_;
+    auto inv = ev(op, "acquire", "invoke");
+    inv["lock"] = name;
+    inv["mode"] = mode;
+    h_.append(inv);
+    std::optional<lease> l;
+    std::optional<permit_set> p;
+    try {
+      if (rw) {
+        // Planted bug: the would-be writer takes a read hold.
+        const auto m = write && cfg_.bug != "rw-writer-beside-reader" ? lock_mode::write : lock_mode::read;
+        l.emplace(session_->acquire(name, m, milliseconds(cfg_.wait_ms)));
+      } else if (cfg_.bug == "permit-overgrant" && uniform() < 0.5) {
+        // Planted bug: a permit of another semaphore of N + 1, recorded as one of the N.
+        p.emplace(session_->acquire_permits(name + "+", cfg_.permits + 1, 1, milliseconds(cfg_.wait_ms)));
+      } else {
+        p.emplace(session_->acquire_permits(name, cfg_.permits, 1, milliseconds(cfg_.wait_ms)));
+      }
+    } catch (const timeout_error&) {
+      auto e = ev(op, "acquire", "fail");
+      e["error"] = "timeout";
+      h_.append(e);
+      return;
+    } catch (const dblock::error& x) {
+      auto e = ev(op, "acquire", "info");
+      e["error"] = to_string(x.kind());
+      e["what"] = x.what();
+      h_.append(e);
+      last_op_failed_ = true;
+      return;
+    }
+    lease& held = l ? *l : p->permits().front();
+    const std::int64_t fence = held.fence();
+    const std::int64_t t0 = mono_ns();
+    const std::int64_t until = t0 + held.remaining().count() * 1'000'000;
+    {
+      auto e = ev(op, "acquire", "ok");
+      e["lock"] = name;
+      e["fence"] = fence;
+      e["until"] = until;
+      e["mode"] = mode;
+      if (!rw) e["permits"] = cfg_.permits;
+      h_.append(e);
+    }
+    sleep_ms(below(cfg_.cs_sleep_ms + 1));
+    if (held.remaining().count() <= 0) {
+      std::string reason = held.lost_reason();
+      h_.append({{"ev", "lost"}, {"source", "observed"}, {"w", cfg_.id}, {"t", t_}, {"lock", name}, {"fence", fence},
+                 {"reason", reason.empty() ? "local deadline passed" : reason}});
+    }
+    const std::int64_t rop = ++next_op_;
+    auto rinv = ev(rop, "release", "invoke");
+    rinv["lock"] = name;
+    rinv["fence"] = fence;
+    rinv["until"] = until;
+    h_.append(rinv);
+    try {
+      held.release();
+      h_.append(ev(rop, "release", "ok"));
+    } catch (const lock_lost& x) {
+      auto e = ev(rop, "release", "fail");
+      e["error"] = "lock_lost";
+      e["what"] = x.what();
+      h_.append(e);
+    } catch (const dblock::error& x) {
+      auto e = ev(rop, "release", "info");
+      e["error"] = to_string(x.kind());
+      e["what"] = x.what();
+      h_.append(e);
+      last_op_failed_ = true;
+    }
   }
 
   // ---------------------------------------------------------------- lock cycle
@@ -748,6 +844,7 @@ class driver {
         "--ttl-ms", std::to_string(w.ttl_ms), "--lock-delay-ms", std::to_string(w.lock_delay_ms),
         "--wait-ms", std::to_string(w.wait_ms),
         "--cs-sleep-ms", std::to_string(w.cs_sleep_ms), "--lock-share", std::to_string(w.lock_share),
+        "--family-share", std::to_string(w.family_share), "--permits", std::to_string(w.permits),
         "--idem-lease-ms", std::to_string(w.idem_lease_ms), "--key-period-ms", std::to_string(w.key_period_ms),
         "--keys-per-period", std::to_string(w.keys_per_period), "--pause-prob", std::to_string(w.pause_prob),
         "--bug", w.bug, "--seed", std::to_string(w.seed * 131 + static_cast<std::uint64_t>(s.index) * 17 + static_cast<std::uint64_t>(s.incarnation))};
@@ -1170,11 +1267,15 @@ void add_worker_options(CLI::App& app, worker_config& w) {
   app.add_option("--wait-ms", w.wait_ms, "how long acquire waits");
   app.add_option("--cs-sleep-ms", w.cs_sleep_ms, "longest sleep before each write in the critical section");
   app.add_option("--lock-share", w.lock_share, "fraction of operations that are lock cycles (the rest: charges)");
+  app.add_option("--family-share", w.family_share,
+                 "fraction of lock cycles on read-write locks and semaphores (the rest: lease locks)");
+  app.add_option("--permits", w.permits, "permits of each semaphore")->check(CLI::Range(1, 100));
   app.add_option("--idem-lease-ms", w.idem_lease_ms, "idempotency attempt lease");
   app.add_option("--key-period-ms", w.key_period_ms, "a new generation of idempotency keys every ...");
   app.add_option("--keys-per-period", w.keys_per_period, "keys per generation");
   app.add_option("--pause-prob", w.pause_prob, "probability of a simulated pause (planted-bug runs)");
-  app.add_option("--bug", w.bug, "planted bug")->check(CLI::IsMember({"none", "unsafe-release", "unfenced-write", "unchecked-action", "idem-no-tx"}));
+  app.add_option("--bug", w.bug, "planted bug")->check(CLI::IsMember({"none", "unsafe-release", "unfenced-write", "unchecked-action", "idem-no-tx",
+                                                                     "rw-writer-beside-reader", "permit-overgrant"}));
   app.add_option("--seed", w.seed, "random seed");
 }
 

@@ -399,5 +399,42 @@ TEST_F(PlantedBug, IdempotentSideEffectOutsideTheTransactionIsCaughtPostgresql) 
   EXPECT_GT(count(s, "double_side_effect"), 0) << s.dump(2);
 }
 
+// A would-be writer that takes a read hold and records it as the write hold: the checker
+// sees a writer's window beside readers'. Only family cycles, so that they meet.
+TEST_F(PlantedBug, WriterBesideAReaderIsCaughtSqlite) {
+  auto s = run_until_caught(spec(db::sqlite, "", "rw-writer-beside-reader", 6,
+                                 {"--lock-share", "1", "--family-share", "1", "--locks", "1", "--cs-sleep-ms", "60"}),
+                            {"reader_writer_overlap"});
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "reader_writer_overlap"), 0) << s.dump(2);
+}
+TEST_F(PlantedBug, WriterBesideAReaderIsCaughtPostgresql) {
+  auto s = run_until_caught(spec(db::postgresql, "", "rw-writer-beside-reader", 6,
+                                 {"--lock-share", "1", "--family-share", "1", "--locks", "1", "--cs-sleep-ms", "60"}),
+                            {"reader_writer_overlap"});
+  skip_or_fail_if_missing();
+  if (IsSkipped()) return;
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "reader_writer_overlap"), 0) << s.dump(2);
+}
+
+// A permit taken from another semaphore of N + 1 and recorded as one of the N: permit N + 1.
+TEST_F(PlantedBug, PermitBeyondTheCountIsCaughtMariadb) {
+  auto s = run_until_caught(spec(db::mariadb, "", "permit-overgrant", 6,
+                                 {"--lock-share", "1", "--family-share", "1", "--locks", "1", "--cs-sleep-ms", "60"}),
+                            {"permit_oversubscribed"});
+  skip_or_fail_if_missing();
+  if (IsSkipped()) return;
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "permit_oversubscribed"), 0) << s.dump(2);
+}
+TEST_F(PlantedBug, PermitBeyondTheCountIsCaughtSqlite) {
+  auto s = run_until_caught(spec(db::sqlite, "", "permit-overgrant", 6,
+                                 {"--lock-share", "1", "--family-share", "1", "--locks", "1", "--cs-sleep-ms", "60"}),
+                            {"permit_oversubscribed"});
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "permit_oversubscribed"), 0) << s.dump(2);
+}
+
 }  // namespace
 }  // namespace dblock::faults

@@ -1,6 +1,8 @@
 // lib/dialects/common/families.cpp — the shared bases of families.hpp.
 #include "dialects/common/families.hpp"
 
+#include <algorithm>
+
 #include "core/idempotency_detail.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
@@ -197,11 +199,114 @@ release_outcome mysql_family_table::release(backend& b, const std::string& name,
 std::vector<std::string> mysql_family_table::renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
                                                    const std::vector<std::string>& local, bool waiting) const {
   std::vector<std::string> names;
-  auto r = b.exec("lock_renew", {owner, ttl_ms});
+  // A session with read-write or semaphore holds renews them in the same statement
+  // (lock_renew_holders.sql, a multiple-table UPDATE); the others send the plain one.
+  const bool holds = std::any_of(local.begin(), local.end(), [](const std::string& k) { return is_holder_key(k); });
+  auto r = b.exec(holds ? "lock_renew_holders" : "lock_renew", {owner, ttl_ms});
   if (waiting) (void)b.exec("lock_line_renew", {owner, ttl_ms});
   if (static_cast<std::size_t>(r.affected) >= local.size()) return local;  // the usual case
+  if (holds) return renewed_keys(b.exec("lock_owned_holders", {owner}));
   for (auto& row : b.exec("lock_owned", {owner}).rows) names.push_back(rows::text(row, 0));
   return names;
+}
+
+// ------------------------------------------------------------ read-write locks, semaphores
+
+namespace {
+// A statement changed a row: the affected count, or a returned row where the dialect's
+// statement says so with RETURNING.
+bool touched(const result& r) { return r.affected > 0 || !r.rows.empty(); }
+}  // namespace
+
+void holder_table::gate(backend& b, const std::string& name) const {
+  (void)b.exec("holders_gate", {name});
+  (void)b.exec("holders_clear", {name});
+}
+
+std::vector<holder_row> holder_table::live(backend& b, const std::string& name) const {
+  // owner, slot, kind, holds, write_holds, permits, fence, holder, expires_at, expires_in_ms, lock_delay_ms
+  std::vector<holder_row> out;
+  for (auto& row : b.exec("holders_live", {name}).rows) {
+    holder_row h;
+    h.owner = rows::text(row, 0);
+    h.slot = rows::i64(row, 1, "holder slot");
+    const auto kind = rows::text(row, 2);
+    h.kind = kind.empty() ? 'r' : kind[0];
+    h.holds = static_cast<int>(rows::i64(row, 3, "holder holds"));
+    h.write_holds = static_cast<int>(rows::i64(row, 4, "holder write_holds"));
+    h.permits = static_cast<int>(rows::i64(row, 5, "holder permits"));
+    h.info = rows::lock_row(name, row, {.holder = 7, .fence = 6, .holds = 3, .expires_at = 8, .expires_in = 9, .lock_delay = 10});
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::int64_t holder_table::line_ahead(backend& b, const std::string& name, std::int64_t bound) const {
+  return rows::first_int(b.exec("holders_line_ahead", {name, bound}), "wait-line count");
+}
+
+std::int64_t holder_table::draw_fence(backend& b) const {
+  auto r = b.exec("holders_fence");
+  if (separate_fence_read_) r = b.exec("holders_fence_read");
+  const auto f = rows::first_int(r, "fence");
+  if (f <= 0) throw internal_error("the fence counter returned " + std::to_string(f));
+  return f;
+}
+
+void holder_table::insert(backend& b, const holder_grant& g) const {
+  (void)b.exec("holders_insert", {g.name, g.owner, g.slot, std::string(1, g.kind), std::int64_t{g.write_holds},
+                                  std::int64_t{g.permits}, g.fence, g.row_ttl_ms, g.holder, g.delay_ms});
+}
+
+bool holder_table::reenter(backend& b, const std::string& name, const std::string& owner, bool write,
+                           std::int64_t fence, std::int64_t row_ttl_ms) const {
+  return touched(b.exec("holders_reenter", {name, owner, std::int64_t{write ? 1 : 0}, fence, row_ttl_ms}));
+}
+
+bool holder_table::release(backend& b, const std::string& name, const std::string& owner, std::int64_t slot,
+                           std::int64_t fence) const {
+  return touched(b.exec("holders_release", {name, owner, slot, fence}));
+}
+
+bool holder_table::decrement(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                             bool write) const {
+  return touched(b.exec("holders_decrement", {name, owner, fence, std::int64_t{write ? 1 : 0}}));
+}
+
+bool holder_table::verify(backend& b, const std::string& name, const std::string& owner, std::int64_t slot,
+                          std::int64_t fence) const {
+  return !b.exec("holders_verify", {name, owner, slot, fence}).rows.empty();
+}
+
+std::vector<holder_info> holder_table::list(backend& b) const {
+  // name, kind, slot, holder, holds, write_holds, permits, fence, expires_at, expires_in_ms, lock_delay_ms
+  std::vector<holder_info> out;
+  for (auto& row : b.exec("holders_list").rows) {
+    holder_info h;
+    h.name = rows::text(row, 0);
+    h.slot = static_cast<int>(rows::i64(row, 2, "holder slot"));
+    h.holder = rows::text(row, 3);
+    h.holds = static_cast<int>(rows::i64(row, 4, "holder holds"));
+    h.write_holds = static_cast<int>(rows::i64(row, 5, "holder write_holds"));
+    h.permits = static_cast<int>(rows::i64(row, 6, "holder permits"));
+    h.fence = rows::i64(row, 7, "holder fence");
+    h.expires_at = rows::text(row, 8);
+    h.expires_in = std::chrono::milliseconds(rows::i64(row, 9, "holder expires_in_ms"));
+    h.lock_delay = std::chrono::milliseconds(rows::i64(row, 10, "holder lock_delay_ms"));
+    h.mode = rows::text(row, 1) == "s" ? lock_mode::permit : h.write_holds > 0 ? lock_mode::write : lock_mode::read;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<std::string> renewed_keys(const result& r) {
+  std::vector<std::string> keys;
+  keys.reserve(r.rows.size());
+  for (auto& row : r.rows) {
+    if (row.size() > 1 && row[1]) keys.push_back(holder_key(rows::text(row, 0), rows::i64(row, 1, "holder slot")));
+    else keys.push_back(rows::text(row, 0));
+  }
+  return keys;
 }
 
 }  // namespace dblock::detail

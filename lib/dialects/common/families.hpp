@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/ops/idempotency.hpp"
+#include "core/ops/holders.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
@@ -105,5 +106,35 @@ class no_replication_check : public replication_ops {
  public:
   replication_report check(backend&) const override { return {}; }
 };
+
+// Read-write locks and semaphores over sql/<dialect>/holders_*.sql, the same columns on every
+// dialect. separate_fence_read: holders_fence.sql draws the value into LAST_INSERT_ID() and
+// holders_fence_read.sql reads it (MySQL 8.0, no sequences); elsewhere holders_fence.sql
+// returns it.
+class holder_table final : public holders_ops {
+ public:
+  explicit holder_table(bool separate_fence_read) : separate_fence_read_(separate_fence_read) {}
+  void gate(backend& b, const std::string& name) const override;
+  std::vector<holder_row> live(backend& b, const std::string& name) const override;
+  std::int64_t line_ahead(backend& b, const std::string& name, std::int64_t bound) const override;
+  std::int64_t draw_fence(backend& b) const override;
+  void insert(backend& b, const holder_grant& g) const override;
+  bool reenter(backend& b, const std::string& name, const std::string& owner, bool write, std::int64_t fence,
+               std::int64_t row_ttl_ms) const override;
+  bool release(backend& b, const std::string& name, const std::string& owner, std::int64_t slot,
+               std::int64_t fence) const override;
+  bool decrement(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                 bool write) const override;
+  bool verify(backend& b, const std::string& name, const std::string& owner, std::int64_t slot,
+              std::int64_t fence) const override;
+  std::vector<holder_info> list(backend& b) const override;
+
+ private:
+  bool separate_fence_read_;
+};
+
+// The renewal's answer as session keys: a row's name, or holder_key(name, slot) when the
+// statement's second column (the slot) is not NULL.
+[[nodiscard]] std::vector<std::string> renewed_keys(const result& r);
 
 }  // namespace dblock::detail

@@ -2,6 +2,8 @@
 // (sql/postgresql/lock_*.sql). A refused try names the holder; a waiter's grant deletes its
 // ticket in the same transaction (dblock_lock_acquire); the final release can commit
 // without waiting for its WAL flush; a release NOTIFYs waiters.
+#include <algorithm>
+
 #include "core/idempotency_detail.hpp"  // format_utc_ms
 #include "core/ops/lease_table.hpp"
 #include "dialects/common/families.hpp"
@@ -68,8 +70,12 @@ class postgresql_table final : public lease_table_reads {
   }
 
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
-                                 const std::vector<std::string>& /*local*/, bool waiting) const override {
-    std::vector<std::string> names;  // one statement either way
+                                 const std::vector<std::string>& local, bool waiting) const override {
+    // One statement in every case; a session with read-write or semaphore holds renews them in
+    // the same statement (lock_renew_holders*.sql), the others send the plain one.
+    if (std::any_of(local.begin(), local.end(), [](const std::string& k) { return is_holder_key(k); }))
+      return renewed_keys(b.exec(waiting ? "lock_renew_holders_waiting" : "lock_renew_holders", {owner, ttl_ms}));
+    std::vector<std::string> names;
     for (auto& row : b.exec(waiting ? "lock_renew_waiting" : "lock_renew", {owner, ttl_ms}).rows)
       names.push_back(rows::text(row, 0));
     return names;

@@ -4,6 +4,8 @@
 // A waiter's try and the deletion of its ticket when granted share one transaction: one
 // commit, one fsync per hand-off (statements run in process, a transaction costs no round
 // trip).
+#include <algorithm>
+
 #include "core/idempotency_detail.hpp"  // format_utc_ms
 #include "core/ops/lease_table.hpp"
 #include "dialects/common/families.hpp"
@@ -69,9 +71,14 @@ class sqlite_table final : public lease_table_reads {
   }
 
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
-                                 const std::vector<std::string>& /*local*/, bool waiting) const override {
+                                 const std::vector<std::string>& local, bool waiting) const override {
     std::vector<std::string> names;
     for (auto& row : b.exec("lock_renew", {owner, ttl_ms}).rows) names.push_back(rows::text(row, 0));
+    // Read-write and semaphore holds: one more in-process statement, only for sessions with some.
+    if (std::any_of(local.begin(), local.end(), [](const std::string& k) { return is_holder_key(k); })) {
+      auto held = renewed_keys(b.exec("holders_renew", {owner, ttl_ms}));
+      names.insert(names.end(), held.begin(), held.end());
+    }
     if (waiting) (void)b.exec("lock_line_renew", {owner, ttl_ms});
     return names;
   }

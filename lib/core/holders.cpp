@@ -1,0 +1,377 @@
+// lib/core/holders.cpp — read-write lease locks and counting semaphores (dblock/lock.hpp:
+// session::try_acquire(name, mode), session::try_acquire_permits, permit_set). Their holds are
+// rows of dblock_lock_holders (lib/core/ops/holders.hpp), kept in the session's table of holds
+// beside its lease locks (lib/core/session_core.hpp) under holder_key(): renewed by the same
+// renewal statement, lost at the same deadline, waiting in the same line (wait_for). A grant is
+// decided here, inside one short transaction that holds the name's gate, from the live rows.
+#include <algorithm>
+#include <set>
+
+#include "core/ops/holders.hpp"
+#include "core/session_core.hpp"
+
+namespace dblock {
+
+const char* to_string(lock_mode m) noexcept {
+  switch (m) {
+    case lock_mode::exclusive: return "exclusive";
+    case lock_mode::read: return "read";
+    case lock_mode::write: return "write";
+    case lock_mode::permit: return "permit";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr int max_permits = 10'000;
+
+const detail::holders_ops& ops_of(session_core& c) { return detail::holders_for(c.db->kind()); }
+
+// A waiter's try passes its ticket as the bound: the grant deletes it in its transaction.
+bool is_ticket(std::int64_t bound) {
+  return bound != detail::behind_every_waiter && bound != detail::ahead_of_every_waiter;
+}
+
+// What a grant transaction decided; filled anew on each (retried) run.
+struct decision {
+  bool granted = false;
+  std::string misuse;               // thrown as invalid_argument
+  std::optional<lock_info> blocker;  // a live hold in the way
+};
+
+// The soonest-ending live hold of rows (for the waiting pacer and the timeout message).
+std::optional<lock_info> soonest(const std::vector<detail::holder_row>& rows, const std::string& name) {
+  const detail::holder_row* best = nullptr;
+  for (auto& r : rows)
+    if (!best || r.info.expires_in < best->info.expires_in) best = &r;
+  if (!best) return std::nullopt;
+  auto i = best->info;
+  i.name = name;
+  return i;
+}
+
+std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std::string& name, bool write,
+                            std::int64_t bound, std::optional<lock_info>* refused) {
+  auto& c = *self;
+  const auto& ops = ops_of(c);
+  const std::string key = detail::holder_key(name, 0);
+  // Under the connection's mutex from the decision to the local record (as session_core::try_once).
+  return c.db->exclusive([&]() -> std::optional<lease> {
+    std::shared_ptr<held_lock> mine;
+    {
+      std::lock_guard l(c.mu);
+      if (auto it = c.held.find(key); it != c.held.end() && !it->second->lost) mine = it->second;
+    }
+    const auto t0 = clock_type::now();  // before sending: the local deadline errs early
+    decision d;
+    std::int64_t fence = 0;
+    bool fresh = false;
+    detail::retry_conflicts(*c.db, [&] {
+      c.db->in_transaction([&] {
+        d = {};
+        fresh = false;
+        ops.gate(*c.db, name);
+        auto rows = ops.live(*c.db, name);
+        const detail::holder_row* own = nullptr;
+        std::vector<detail::holder_row> others, writers;
+        for (auto& r : rows) {
+          if (r.kind != 'r') {
+            d.misuse = "lock '" + name + "' is a semaphore of " + std::to_string(r.permits) +
+                       " permits, not a read-write lock";
+            return;
+          }
+          if (r.owner == c.owner) {
+            own = &r;
+          } else {
+            others.push_back(r);
+            if (r.write_holds > 0) writers.push_back(r);
+          }
+        }
+        if (own && mine && own->info.fence == mine->fence) {
+          if (!write || own->write_holds > 0) {  // re-entry: same fence
+            fence = own->info.fence;
+          } else if (!others.empty()) {
+            d.misuse = "lock '" + name + "' cannot be upgraded to write: " + std::to_string(others.size() + 1) +
+                       " readers hold it (this session and " + std::to_string(others.size()) + " other" +
+                       (others.size() == 1 ? "" : "s") + ")";
+            return;
+          } else {  // the only reader upgrades: a new fence, larger than every earlier grant's
+            fence = ops.draw_fence(*c.db);
+          }
+          if (!ops.reenter(*c.db, name, c.owner, write, fence, c.row_ttl_ms))
+            throw internal_error("read-write lock '" + name + "': the live row vanished inside its gate");
+          d.granted = true;
+          return;
+        }
+        if (own)  // a row of an earlier hold this session no longer counts on (lost): replace it
+          (void)ops.release(*c.db, name, c.owner, 0, own->info.fence);
+        const auto& in_way = write ? others : writers;
+        if (!in_way.empty()) {
+          d.blocker = soonest(in_way, name);
+          return;
+        }
+        if (ops.line_ahead(*c.db, name, bound) > 0) return;  // an earlier waiter goes first
+        if (is_ticket(bound)) c.line->leave(*c.db, bound, c.owner);
+        fence = ops.draw_fence(*c.db);
+        ops.insert(*c.db, {name, c.owner, 0, 'r', write ? 1 : 0, 0, fence, c.row_ttl_ms, c.holder,
+                           c.opts.lock_delay.count()});
+        fresh = true;
+        d.granted = true;
+      });
+    });
+    if (!d.misuse.empty()) throw invalid_argument(d.misuse);
+    if (!d.granted) {
+      detail::count(counter::lock_not_acquired);
+      if (refused) *refused = std::move(d.blocker);
+      return std::nullopt;
+    }
+    detail::count(counter::lock_acquired);
+    std::shared_ptr<held_lock> h;
+    std::vector<lost_lease> gone;
+    {
+      std::lock_guard l(c.mu);
+      auto& slot = c.held[key];
+      if (fresh || !slot || slot->lost) {
+        if (slot && !slot->lost && session_core::mark_lost(*slot, "the read-write hold's row was gone at a new grant"))
+          gone.push_back({slot->name, slot->fence, slot->lost_reason});
+        slot = std::make_shared<held_lock>();
+        slot->name = name;
+        slot->mode = lock_mode::read;
+      }
+      h = slot;
+      h->fence = fence;
+      ++h->local_holds;
+      if (write) ++h->write_holds;
+      h->thread = std::this_thread::get_id();
+      h->granted_at = t0;
+      h->deadline = t0 + c.opts.ttl;
+      c.schedule(h->deadline - c.margin);
+    }
+    c.fire(gone);
+    return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
+  });
+}
+
+std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self, const std::string& name, int permits,
+                                      int count, std::int64_t bound, std::optional<lock_info>* refused) {
+  auto& c = *self;
+  const auto& ops = ops_of(c);
+  return c.db->exclusive([&]() -> std::optional<permit_set> {
+    const auto t0 = clock_type::now();
+    decision d;
+    std::vector<std::pair<std::int64_t, std::int64_t>> got;  // slot, fence
+    detail::retry_conflicts(*c.db, [&] {
+      c.db->in_transaction([&] {
+        d = {};
+        got.clear();
+        ops.gate(*c.db, name);
+        auto rows = ops.live(*c.db, name);
+        std::set<std::int64_t> taken;
+        for (auto& r : rows) {
+          if (r.kind != 's') {
+            d.misuse = "lock '" + name + "' is a read-write lock, not a semaphore";
+            return;
+          }
+          if (r.permits != permits) {
+            d.misuse = "semaphore '" + name + "' has " + std::to_string(r.permits) +
+                       " permits (set by its first holder), not " + std::to_string(permits);
+            return;
+          }
+          taken.insert(r.slot);
+        }
+        if (static_cast<int>(taken.size()) + count > permits) {
+          d.blocker = soonest(rows, name);
+          return;
+        }
+        if (ops.line_ahead(*c.db, name, bound) > 0) return;
+        if (is_ticket(bound)) c.line->leave(*c.db, bound, c.owner);
+        for (std::int64_t s = 1; s <= permits && static_cast<int>(got.size()) < count; ++s) {
+          if (taken.count(s)) continue;
+          const auto fence = ops.draw_fence(*c.db);
+          ops.insert(*c.db, {name, c.owner, s, 's', 0, permits, fence, c.row_ttl_ms, c.holder,
+                             c.opts.lock_delay.count()});
+          got.emplace_back(s, fence);
+        }
+        d.granted = true;
+      });
+    });
+    if (!d.misuse.empty()) throw invalid_argument(d.misuse);
+    if (!d.granted) {
+      detail::count(counter::lock_not_acquired);
+      if (refused) *refused = std::move(d.blocker);
+      return std::nullopt;
+    }
+    detail::count(counter::lock_acquired, got.size());
+    std::vector<lease> out;
+    std::vector<lost_lease> gone;
+    std::vector<std::shared_ptr<held_lock>> hs;
+    {
+      std::lock_guard l(c.mu);
+      for (auto& [s, fence] : got) {
+        auto& slot = c.held[detail::holder_key(name, s)];
+        if (slot && !slot->lost && session_core::mark_lost(*slot, "the permit's row was gone at a new grant"))
+          gone.push_back({slot->name, slot->fence, slot->lost_reason});
+        slot = std::make_shared<held_lock>();
+        slot->name = name;
+        slot->mode = lock_mode::permit;
+        slot->slot = s;
+        slot->fence = fence;
+        slot->local_holds = 1;
+        slot->thread = std::this_thread::get_id();
+        slot->granted_at = t0;
+        slot->deadline = t0 + c.opts.ttl;
+        c.schedule(slot->deadline - c.margin);
+        hs.push_back(slot);
+      }
+    }
+    c.fire(gone);
+    for (auto& h : hs) out.push_back(session_core::make_lease(self, h, lock_mode::permit));
+    return permit_set(std::move(out));
+  });
+}
+
+void check_mode(lock_mode mode) {
+  if (mode != lock_mode::read && mode != lock_mode::write)
+    throw invalid_argument(std::string("read-write lock mode must be read or write, not ") + to_string(mode));
+}
+
+void check_permits(int permits, int count) {
+  if (permits < 1 || permits > max_permits)
+    throw invalid_argument("semaphore permit count " + std::to_string(permits) + " is out of range (1 to " +
+                           std::to_string(max_permits) + ")");
+  if (count < 1 || count > permits)
+    throw invalid_argument("cannot acquire " + std::to_string(count) + " of " + std::to_string(permits) +
+                           " permits (1 to " + std::to_string(permits) + ")");
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- session
+
+std::optional<lease> session::try_acquire(std::string_view name, lock_mode mode) {
+  if (mode == lock_mode::exclusive) return try_acquire(name);
+  validate_lock_name(name);
+  check_mode(mode);
+  return try_rw(core_, std::string(name), mode == lock_mode::write, detail::behind_every_waiter, nullptr);
+}
+
+lease session::acquire(std::string_view name_view, lock_mode mode, std::chrono::milliseconds wait) {
+  if (mode == lock_mode::exclusive) return acquire(name_view, wait);
+  validate_lock_name(name_view);
+  check_mode(mode);
+  if (wait < milliseconds(0)) throw invalid_argument("negative wait " + std::to_string(wait.count()) + " ms");
+  const std::string name(name_view);
+  const bool write = mode == lock_mode::write;
+  return detail::wait_for<lease>(
+      *core_, name, wait,
+      [&](std::int64_t bound, std::optional<lock_info>* refused) { return try_rw(core_, name, write, bound, refused); },
+      [] { return std::optional<lock_info>(); }, true, true);
+}
+
+std::optional<permit_set> session::try_acquire_permits(std::string_view name, int permits, int count) {
+  validate_lock_name(name);
+  check_permits(permits, count);
+  return try_permits(core_, std::string(name), permits, count, detail::behind_every_waiter, nullptr);
+}
+
+permit_set session::acquire_permits(std::string_view name_view, int permits, int count,
+                                    std::chrono::milliseconds wait) {
+  validate_lock_name(name_view);
+  check_permits(permits, count);
+  if (wait < milliseconds(0)) throw invalid_argument("negative wait " + std::to_string(wait.count()) + " ms");
+  const std::string name(name_view);
+  return detail::wait_for<permit_set>(
+      *core_, name, wait,
+      [&](std::int64_t bound, std::optional<lock_info>* refused) {
+        return try_permits(core_, name, permits, count, bound, refused);
+      },
+      [] { return std::optional<lock_info>(); }, true, true);
+}
+
+std::vector<holder_info> list_holders(database& db) {
+  auto b = detail::backend_of(db);
+  return detail::holders_for(b->kind()).list(*b);
+}
+
+// ----------------------------------------------------------------------------- lease
+
+void lease::release_hold() {
+  auto h = std::move(h_);
+  auto core = std::move(core_);
+  const bool write = mode_ == lock_mode::write;
+  const std::string key = detail::holder_key(h->name, h->slot);
+  bool final_hold = false, was_lost = false;
+  std::string reason;
+  std::int64_t fence = 0;
+  const auto& ops = ops_of(*core);
+  // The local count and the row's holds change together, under the connection's mutex (see
+  // lease::release).
+  const auto ours = core->db->exclusive([&]() -> std::optional<bool> {
+    {
+      std::lock_guard l(core->mu);
+      final_hold = --h->local_holds <= 0;
+      if (write) --h->write_holds;
+      was_lost = h->lost;
+      reason = h->lost_reason;
+      fence = h->fence;
+      if (final_hold) {
+        auto it = core->held.find(key);
+        if (it != core->held.end() && it->second == h) {
+          core->held.erase(it);  // no longer renewed
+        } else if (it != core->held.end() && !it->second->lost && it->second->fence == h->fence) {
+          return std::nullopt;  // the row is a newer hold's now: its release deletes it
+        }
+      }
+    }
+    return detail::retry_conflicts(*core->db, [&] {
+      return final_hold ? ops.release(*core->db, h->name, core->owner, h->slot, fence)
+                        : ops.decrement(*core->db, h->name, core->owner, fence, write);
+    });
+  });
+  // Waiters of this process look again: a final release frees room, a write hold given back
+  // lets readers in.
+  if (ours && *ours && (final_hold || write)) detail::release_board::get().bump(h->name);
+  if (was_lost)
+    throw lock_lost(std::string(to_string(mode_)) + " hold of '" + h->name + "' had been lost before release: " + reason);
+  if (ours && !*ours) {
+    std::vector<lost_lease> lost;
+    {
+      std::lock_guard l(core->mu);
+      if (session_core::mark_lost(*h, "the hold's row was gone or belonged to another grant at release"))
+        lost.push_back({h->name, h->fence, h->lost_reason});
+    }
+    core->fire(lost);
+    throw lock_lost(std::string(to_string(mode_)) + " hold of '" + h->name + "' (fence " + std::to_string(fence) +
+                    ") was no longer held by this session when released");
+  }
+  detail::count(counter::lock_released);
+}
+
+// ----------------------------------------------------------------------------- permit_set
+
+std::vector<std::int64_t> permit_set::fences() const {
+  std::vector<std::int64_t> out;
+  for (auto& p : permits_) out.push_back(p.fence());
+  return out;
+}
+
+bool permit_set::is_held() const noexcept {
+  if (permits_.empty()) return false;
+  return std::all_of(permits_.begin(), permits_.end(), [](const lease& p) { return p.is_held(); });
+}
+
+void permit_set::release() {
+  std::optional<lock_lost> first;
+  for (auto& p : permits_) {
+    try {
+      p.release();
+    } catch (const lock_lost& e) {
+      if (!first) first = e;
+    }
+  }
+  permits_.clear();
+  if (first) throw *first;
+}
+
+}  // namespace dblock

@@ -1,0 +1,513 @@
+// lib/core/session_core.hpp — the inside of a dblock::session (dblock/lock.hpp), shared by
+// lib/core/lock.cpp (lease locks) and lib/core/holders.cpp (read-write locks and semaphores):
+//   held_lock     one hold of the session (a lease lock, a read-write lock's row or a
+//                 semaphore permit), keyed in session_core::held by its name or holder_key();
+//   session_core  the session's holds, its renewal job (run by a link, lib/core/link.hpp:
+//                 the process's background connection, shared by its sessions) and its
+//                 deadline thread, which declares a hold lost when its time runs out locally
+//                 whatever the renewal is stuck in;
+//   wait_for      the waiting acquire: try, take a ticket in the wait line (in the database),
+//                 sleep as lib/core/wait_pacer.hpp says or until a release is seen
+//                 (lib/core/release_board.hpp), try again.
+// Internal.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/backend.hpp"
+#include "core/backoff.hpp"
+#include "core/dialect.hpp"
+#include "core/link.hpp"
+#include "core/ops/lease_table.hpp"
+#include "core/release_board.hpp"
+#include "core/wait_pacer.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/lock.hpp"
+#include "dblock/metrics.hpp"
+
+namespace dblock {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using detail::backend;
+using detail::link;
+
+struct held_lock {
+  std::string name;
+  std::int64_t fence = 0;  // guarded by session_core::mu for read-write holds (an upgrade draws a new one)
+  lock_mode mode = lock_mode::exclusive;  // exclusive (a lease lock), read (a read-write row) or permit
+  std::int64_t slot = 0;                  // a permit's slot
+  int write_holds = 0;                    // a read-write row's local write holds (guarded by mu)
+  // Everything below is guarded by session_core::mu.
+  int local_holds = 0;
+  std::thread::id thread;
+  clock_type::time_point granted_at;
+  clock_type::time_point deadline;
+  bool lost = false;
+  std::string lost_reason;
+};
+
+struct session_core final : link::job {
+  std::shared_ptr<backend> db;  // acquire / release / verify
+  const detail::lease_table_ops* table = nullptr;
+  const detail::wait_line_ops* line = nullptr;
+  session_options opts;
+  std::string owner;
+  std::string holder;
+  clock_type::duration margin{0};  // ttl * max_clock_drift: a hold is lost this long before its deadline
+  clock_type::duration period{0};  // between renewals
+  std::int64_t row_ttl_ms = 0;     // what the server keeps a row for: the lease plus the lock delay
+
+  std::shared_ptr<link> renewals;  // runs renew() below
+  bool renewals_cuttable = false;  // its connection is dblock's own: the deadline thread may cut it
+  std::shared_ptr<link> notices;   // LISTEN for releases, when possible (may be `renewals`)
+  bool release_notices = false;    // releases of other processes wake waiters (NOTIFY)
+
+  std::mutex mu;
+  // Guarded by mu:
+  std::unordered_map<std::string, std::shared_ptr<held_lock>> held;
+  int tickets = 0;          // this session's live tickets in wait lines (renewed with its leases)
+  bool stopping = false;
+  bool renewing = false;    // a renewal of this session is in flight on renewals->conn()
+  // When the deadline thread cuts that renewal: half a period (at least 1 s) after it was
+  // sent, so that a renewal stuck on a silent network is retried on a new connection before
+  // the lease runs out. A lease's trusted end cuts it in any case.
+  clock_type::time_point renew_cut_at = clock_type::time_point::max();
+  clock_type::time_point keeper_next = clock_type::time_point::max();
+  // After a failed renewal (the link's thread only): a lost connection is retried sooner
+  // than the period, with equal jitter from 100 ms doubling up to the period; a busy
+  // single-writer database within 5 ms (full jitter).
+  detail::backoff after_failure{{}};
+  detail::backoff after_busy{{std::chrono::milliseconds(5), std::chrono::milliseconds(5), 1.0,
+                              detail::backoff_policy::jitter::full}};
+
+  // Names last seen held live by another owner: until that holder's expiry, and while no
+  // release of the name is seen, a try sends the read-only probe first (a refusal then costs
+  // a primary-key read, no write lock).
+  struct busy_hint {
+    clock_type::time_point until;
+    std::uint64_t generation = 0;
+  };
+  std::unordered_map<std::string, busy_hint> busy;
+  // Names this session released itself last: a try sends the dialect's cheaper grant first.
+  std::unordered_set<std::string> freed;
+
+  std::thread keeper;  // the deadline thread
+  std::condition_variable keeper_cv;
+
+  // ---------------------------------------------------------------- deadline thread
+
+  // Caller holds mu. Wakes the deadline thread when `end` comes before its next wake-up.
+  void schedule(clock_type::time_point end) {
+    if (end < keeper_next) {
+      keeper_next = end;
+      keeper_cv.notify_one();
+    }
+  }
+
+  // A lease on hold h (lease's constructor is for the session's own code only).
+  static lease make_lease(std::shared_ptr<session_core> self, std::shared_ptr<held_lock> h, lock_mode mode) {
+    return lease(std::move(self), std::move(h), mode);
+  }
+
+  // Marks h lost once; returns true when this call did it (the caller fires the callback).
+  static bool mark_lost(held_lock& h, const std::string& reason) {
+    if (h.lost) return false;
+    h.lost = true;
+    h.lost_reason = reason;
+    return true;
+  }
+
+  void fire(const std::vector<lost_lease>& lost) {
+    if (!lost.empty()) detail::count(counter::lock_lost, lost.size());
+    if (!opts.on_lost) return;
+    for (const auto& l : lost) {
+      try {
+        opts.on_lost(l);
+      } catch (...) {
+        // A callback must not take the session's threads down.
+      }
+    }
+  }
+
+  // At each hold's trusted end (deadline - margin) marks it lost and fires on_lost, on a
+  // thread that never touches the network; cuts a renewal in flight at its deadline.
+  void keeper_loop() {
+    std::unique_lock l(mu);
+    while (!stopping) {
+      const auto now = clock_type::now();
+      auto next = clock_type::time_point::max();
+      std::vector<lost_lease> lost;
+      for (auto& [n, h] : held) {
+        if (h->lost) continue;
+        const auto end = h->deadline - margin;
+        if (now < end) {
+          next = std::min(next, end);
+        } else if (mark_lost(*h, "the lease ran out before a renewal was confirmed (local deadline minus the " +
+                                     std::to_string(std::chrono::duration_cast<milliseconds>(margin).count()) +
+                                     " ms clock-drift margin)")) {
+          lost.push_back({h->name, h->fence, h->lost_reason});
+        }
+      }
+      bool cut = false;
+      if (renewing && renewals_cuttable) {
+        if (now >= renew_cut_at || !lost.empty()) {
+          cut = true;
+          renew_cut_at = clock_type::time_point::max();
+        } else {
+          next = std::min(next, renew_cut_at);
+        }
+      }
+      keeper_next = next;
+      if (!lost.empty() || cut) {
+        l.unlock();
+        if (cut) renewals->interrupt();
+        fire(lost);
+        l.lock();
+        continue;
+      }
+      if (next == clock_type::time_point::max()) {
+        keeper_cv.wait(l, [&] { return stopping || keeper_next != clock_type::time_point::max(); });
+      } else {
+        keeper_cv.wait_until(l, next, [&] { return stopping || keeper_next < next; });
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- renewal (link job)
+
+  clock_type::time_point renew(backend& conn) noexcept override {
+    std::vector<std::string> names;
+    // The holds this renewal speaks for: a hold granted after this snapshot is judged next time.
+    std::unordered_set<const held_lock*> asked;
+    bool waiting = false;
+    {
+      std::lock_guard l(mu);
+      if (stopping) return clock_type::time_point::max();
+      for (auto& [n, h] : held)
+        if (!h->lost) {
+          names.push_back(n);
+          asked.insert(h.get());
+        }
+      waiting = tickets > 0;
+      if (names.empty() && !waiting) return clock_type::now() + period;
+      renewing = true;
+      // Never sooner than 1 s: a renewal of many rows on a busy server is slow, not stuck,
+      // and cutting it would lose them all.
+      renew_cut_at = clock_type::now() + std::max<clock_type::duration>(period / 2, std::chrono::seconds(1));
+      schedule(renew_cut_at);
+    }
+    const auto t0 = clock_type::now();  // before sending: the local deadline errs early
+    std::vector<lost_lease> lost;
+    auto next = t0 + period;
+    try {
+      auto still = table->renew(conn, owner, row_ttl_ms, names, waiting);
+      std::sort(still.begin(), still.end());
+      detail::count(counter::lock_renewals);
+      after_failure.reset();
+      std::lock_guard l(mu);
+      for (auto& [n, h] : held) {
+        if (h->lost || h->granted_at >= t0 || !asked.count(h.get())) continue;
+        if (std::binary_search(still.begin(), still.end(), n)) {
+          h->deadline = std::max(h->deadline, t0 + opts.ttl);
+        } else if (mark_lost(*h, "the lock row is gone or belongs to another owner (expired, taken over or deleted)")) {
+          lost.push_back({h->name, h->fence, h->lost_reason});
+        }
+      }
+    } catch (const std::exception& e) {
+      // Keep trying within the lease; each hold is given up at its own trusted end.
+      detail::count(counter::lock_renewal_failures);
+      const auto now = clock_type::now();
+      std::lock_guard l(mu);
+      for (auto& [n, h] : held)
+        if (!h->lost && now >= h->deadline - margin &&
+            mark_lost(*h, std::string("renewal failed until the lease ran out: ") + e.what()))
+          lost.push_back({h->name, h->fence, h->lost_reason});
+      next = now + (dynamic_cast<const lock_not_available*>(&e) ? after_busy.next() : after_failure.next());
+    }
+    {
+      std::lock_guard l(mu);
+      renewing = false;
+      renew_cut_at = clock_type::time_point::max();
+    }
+    fire(lost);
+    return next;
+  }
+
+  // ---------------------------------------------------------------- hints
+
+  void note_busy(const std::string& name, const lock_info& h, std::uint64_t generation, clock_type::time_point sent) {
+    std::lock_guard l(mu);
+    freed.erase(name);
+    if (h.expires_in.count() <= 0) return;
+    if (busy.size() >= 1024) busy.clear();  // many names tried once: keep it small
+    busy[name] = {sent + h.expires_in, generation};
+  }
+
+  void note_freed(const std::string& name) {
+    std::lock_guard l(mu);
+    if (freed.size() >= 1024) freed.clear();
+    freed.insert(name);
+  }
+
+  // ---------------------------------------------------------------- one try
+
+  // One try of `name` with line bound `bound` (lease_table.hpp); the refusing holder's row
+  // in *refused when known.
+  std::optional<lease> try_once(const std::shared_ptr<session_core>& self, const std::string& name,
+                                std::int64_t bound, std::optional<lock_info>* refused) {
+    const auto generation = detail::release_board::get().generation(name);  // before sending
+    bool probe_first = false;
+    detail::grant_request req{name, owner, row_ttl_ms, opts.lock_delay.count(), holder, bound, false};
+    {
+      std::lock_guard l(mu);
+      if (auto it = held.find(name); it != held.end() && !it->second->lost) {
+        if (opts.scope == owner_scope::thread && it->second->thread != std::this_thread::get_id()) {
+          detail::count(counter::lock_not_acquired);
+          return std::nullopt;  // another thread of this session owns it
+        }
+        req.line_bound = detail::ahead_of_every_waiter;  // a re-entry never queues
+      }
+      req.likely_free = freed.count(name) > 0;
+      if (auto it = busy.find(name); it != busy.end()) {
+        probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
+        if (!probe_first) busy.erase(it);
+      }
+    }
+    // From here to the record in `held`, under the connection's mutex: no other thread of
+    // this session changes the row's holds in between (a final release deciding on its
+    // local count and then deleting could otherwise delete a hold re-entered meanwhile).
+    return db->exclusive([&]() -> std::optional<lease> {
+      const auto t0 = clock_type::now();  // before sending: the local deadline errs early
+      detail::grant_outcome r;
+      if (probe_first) {
+        r.state = table->probe(*db, name, owner);
+        if (!r.state) req.likely_free = true;  // no live holder: free (or expired, or ours)
+      }
+      if (!r.state) r = detail::retry_conflicts(*db, [&] { return table->acquire(*db, req); });
+      if (r.granted && r.state && req.line_bound == detail::ahead_of_every_waiter) {
+        // A re-entry answered with another fence than the hold's: the hold's own grant is
+        // gone (a failover lost it and brought back an older grant of this owner, with a
+        // smaller fence). The hold is lost; where the dialect grants such a row afresh, ask
+        // again as a try that does not hold the name, for a new, larger fence.
+        std::vector<lost_lease> gone;
+        {
+          std::lock_guard l(mu);
+          auto it = held.find(name);
+          if (it != held.end() && it->second->fence != r.state->fence &&
+              mark_lost(*it->second, "the lock row carries fence " + std::to_string(r.state->fence) +
+                                         ", not this lease's: its grant was lost (a failover)"))
+            gone.push_back({name, it->second->fence, it->second->lost_reason});
+        }
+        fire(gone);
+        if (!gone.empty() && r.state->fence < gone.front().fence &&
+            detail::traits_of(db->kind()).fresh_grant_on_unheld_own_row) {
+          req.line_bound = detail::behind_every_waiter;
+          r = detail::retry_conflicts(*db, [&] { return table->acquire(*db, req); });
+        }
+      }
+      if (!r.granted) {
+        detail::count(counter::lock_not_acquired);
+        if (r.state) {
+          note_busy(name, *r.state, generation, t0);
+        } else if (req.likely_free) {
+          std::lock_guard l(mu);
+          freed.erase(name);  // not free after all: no second guess
+        }
+        if (refused) *refused = std::move(r.state);
+        return std::nullopt;
+      }
+      detail::count(counter::lock_acquired);
+      std::shared_ptr<held_lock> h;
+      {
+        std::lock_guard l(mu);
+        busy.erase(name);
+        freed.erase(name);
+        auto& slot = held[name];
+        if (!slot || slot->lost || slot->fence != r.state->fence) {
+          slot = std::make_shared<held_lock>();
+          slot->name = name;
+          slot->fence = r.state->fence;
+        }
+        h = slot;
+        ++h->local_holds;
+        h->thread = std::this_thread::get_id();
+        h->granted_at = t0;
+        h->deadline = t0 + opts.ttl;
+        schedule(h->deadline - margin);
+      }
+      return lease(self, h);
+    });
+  }
+
+  void stop() {
+    bool cut = false;
+    {
+      std::lock_guard l(mu);
+      stopping = true;
+      cut = renewing && renewals_cuttable;
+    }
+    if (cut) renewals->interrupt();  // do not wait out a renewal stuck on a silent network
+    if (renewals) renewals->remove(this);
+    keeper_cv.notify_all();
+    if (keeper.joinable()) keeper.join();
+  }
+};
+
+namespace detail {
+
+inline std::string describe_holder(const std::string& name, const std::optional<lock_info>& h) {
+  if (!h) return "lock '" + name + "' is held by another owner or promised to an earlier waiter";
+  return "lock '" + name + "' is held by '" + h->holder + "' (fence " + std::to_string(h->fence) + ") until " +
+         h->expires_at + " server time (" + std::to_string(h->expires_in.count()) + " ms from now)";
+}
+
+// A waiter's ticket in the wait line of one name; given up when the acquire returns without
+// a grant that consumed it.
+class ticket {
+ public:
+  ticket(session_core& c, bool grant_consumes) : c_(c), grant_consumes_(grant_consumes) {}
+  ticket(const ticket&) = delete;
+  ticket& operator=(const ticket&) = delete;
+  ~ticket() {
+    if (!held_) return;
+    try {
+      c_.line->leave(*c_.db, number_, c_.owner);
+    } catch (...) {
+      // The ticket expires when the session stops renewing it.
+    }
+    forget();
+  }
+
+  // Takes a ticket; false (and polling without one) when that failed.
+  bool join(const std::string& name) {
+    try {
+      number_ = c_.line->join(*c_.db, name, c_.owner, c_.row_ttl_ms);
+    } catch (const std::exception&) {
+      return false;
+    }
+    held_ = true;
+    std::lock_guard l(c_.mu);
+    ++c_.tickets;
+    return true;
+  }
+  [[nodiscard]] bool held() const noexcept { return held_; }
+  [[nodiscard]] std::int64_t number() const noexcept { return number_; }
+  [[nodiscard]] std::int64_t bound() const noexcept { return held_ ? number_ : detail::behind_every_waiter; }
+  // Granted: the grant deleted the ticket, or it is deleted now, before the hold starts, so
+  // that it never blocks the next waiter.
+  void granted() {
+    if (!held_) return;
+    if (!grant_consumes_) {
+      try {
+        c_.line->leave(*c_.db, number_, c_.owner);
+      } catch (...) {
+        // Left to expire: the next waiter waits at most one TTL for it.
+      }
+    }
+    forget();
+  }
+
+ private:
+  void forget() {
+    held_ = false;
+    std::lock_guard l(c_.mu);
+    --c_.tickets;
+  }
+  session_core& c_;
+  bool grant_consumes_;
+  bool held_ = false;
+  std::int64_t number_ = 0;
+};
+
+// The waiting acquire of `name` for up to `wait`: try_fn(bound, &refused) tries once with the
+// line bound (lease_table.hpp) and returns the grant, or nothing with the refusing holder's
+// row in *refused when known; holder_fn() reads the holder when the refusal did not say
+// (names_holder: refusals always say). consumes_ticket: a granted try deleted the waiter's
+// ticket itself. Throws timeout_error naming the holder when the wait runs out.
+template <typename T, typename Try, typename Holder>
+T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& try_fn, Holder&& holder_fn,
+           bool names_holder, bool consumes_ticket) {
+  const auto started = clock_type::now();
+  const auto deadline = started + wait;
+  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(), c.release_notices);
+  auto& board = detail::release_board::get();
+  ticket place(c, consumes_ticket);
+  std::int64_t ahead = 0;  // live tickets before ours, when we have one
+  auto record_wait = [&] {
+    detail::count(counter::lock_waits);
+    detail::observe_wait(std::chrono::duration<double>(clock_type::now() - started).count());
+  };
+  for (int attempt = 0;; ++attempt) {
+    const auto seen = board.generation(name);  // read before looking: a release after this wakes us
+    std::optional<lock_info> h;
+    const bool tries = ahead == 0;
+    if (tries) {  // no ticket, or first in line: try
+      std::optional<T> l;
+      try {
+        l = try_fn(place.bound(), &h);
+      } catch (const transaction_conflict&) {
+        // Still a deadlock victim after the quick retries: contention; keep waiting.
+      }
+      if (l) {
+        place.granted();
+        if (attempt > 0) record_wait();
+        return std::move(*l);
+      }
+    }
+    auto now = clock_type::now();
+    if (!h && ((tries && (!names_holder || attempt == 0)) || now >= deadline)) {
+      // The refusal did not say who holds it: the pacer wants the holder's fence, the
+      // timeout message its name. Busy now and then on a single-writer database: go without.
+      try {
+        h = holder_fn();
+      } catch (const lock_not_available&) {
+      }
+      if (h && !names_holder) c.note_busy(name, *h, seen, now);
+    }
+    if (now >= deadline) {
+      if (attempt > 0) record_wait();
+      throw timeout_error(describe_holder(name, h) + "; not acquired within " + std::to_string(wait.count()) + " ms");
+    }
+    const bool joined = c.opts.fair && !place.held() && place.join(name);
+    if (joined) pacer.reset(now);
+    if (place.held()) {
+      // Only the first in line tries; the others read where they stand (a read, no try).
+      const auto was_ahead = ahead;
+      try {
+        const auto pos = c.line->position(*c.db, name, place.number());
+        ahead = pos.ahead;
+        if (pos.fence != 0) pacer.refused(pos.fence, now);
+      } catch (const std::exception&) {
+        ahead = 0;  // could not tell: try next time
+      }
+      if (ahead == 0 && (joined || was_ahead > 0)) {
+        pacer.first_in_line();  // first in line now: try at once, backoff from the start
+        continue;
+      }
+    }
+    if (ahead == 0) {
+      pacer.refused(h ? std::optional<std::int64_t>(h->fence) : std::nullopt, now);
+      const auto sleep = pacer.next(h ? std::optional<milliseconds>(h->expires_in) : std::nullopt, now);
+      if (c.notices && c.opts.listen) c.notices->listen();
+      board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
+    } else {
+      // `ahead` grants must come before ours: sleep as the pacer says for that place, or
+      // until as many releases are seen here.
+      const auto sleep = pacer.behind(ahead, now);
+      if (c.notices && c.opts.listen) c.notices->listen();
+      board.wait(name, seen, std::min(deadline, clock_type::now() + sleep), static_cast<std::uint64_t>(ahead));
+    }
+  }
+}
+
+}  // namespace detail
+
+}  // namespace dblock

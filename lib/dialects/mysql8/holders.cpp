@@ -1,0 +1,14 @@
+// lib/dialects/mysql8/holders.cpp — read-write locks and semaphores on MySQL 8.0
+// (sql/mysql8/holders_*.sql over lib/dialects/common/families.hpp's holder_table):
+// the gate is the name's row in dblock_lock_gates; fences from the
+// dblock_fence_counter row through LAST_INSERT_ID() (a draw and a read).
+#include "dialects/common/families.hpp"
+
+namespace dblock::detail {
+
+const holders_ops& mysql8_holders() noexcept {
+  static const holder_table t{true};
+  return t;
+}
+
+}  // namespace dblock::detail

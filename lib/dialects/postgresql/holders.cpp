@@ -1,0 +1,14 @@
+// lib/dialects/postgresql/holders.cpp — read-write locks and semaphores on PostgreSQL
+// (sql/postgresql/holders_*.sql over lib/dialects/common/families.hpp's holder_table):
+// the gate is a transaction-scoped advisory lock on the name;
+// fences from dblock_next_fence() (timeline-aware, migration 0007).
+#include "dialects/common/families.hpp"
+
+namespace dblock::detail {
+
+const holders_ops& postgresql_holders() noexcept {
+  static const holder_table t{false};
+  return t;
+}
+
+}  // namespace dblock::detail

@@ -1,0 +1,382 @@
+// tests/conformance/rwsem_test.cpp — read-write lease locks and counting semaphores
+// (dblock/lock.hpp: session::try_acquire(name, mode), session::acquire_permits) on all
+// combinations: readers share, a writer excludes (violations counted over threads and two
+// processes), a waiting writer keeps new readers out, re-entry and the upgrade rules, fence
+// order, N permits never exceeded, expiry and the reaper free permits, a mismatched N and a
+// name used as both kinds are refused, renewal keeps the holds.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <thread>
+
+#include "conformance/fixture.hpp"
+#include "dblock/lock.hpp"
+#include "dblock/reaper.hpp"
+
+namespace dblock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+class RwSemConformance : public conformance {
+ protected:
+  session_options quick(milliseconds ttl = 5000ms) {
+    session_options o;
+    o.ttl = ttl;
+    o.lock_delay = 0ms;
+    return o;
+  }
+  std::int64_t holder_rows(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_holders WHERE name = $1", {name});
+  }
+  // Moves the name's holds 10 minutes into the past by the server's clock (a holder that stopped).
+  void expire_holds(database& db, const std::string& name) {
+    raw_query(db,
+              kind() == dialect::sqlite ? "UPDATE dblock_lock_holders SET expires_at = expires_at - 600000 WHERE name = $1"
+              : mysql_family() ? "UPDATE dblock_lock_holders SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
+                               : "UPDATE dblock_lock_holders SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
+              {name});
+  }
+  std::int64_t tickets(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = $1", {name});
+  }
+  // Runs `work` (returns its violations) here and in a forked child at once; both must report 0.
+  static void expect_clean_in_two_processes(const std::function<int()>& work, const std::string& what) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) ::_exit(work() == 0 ? 0 : 1);
+    const int parent = work();
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_EQ(parent, 0) << what;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw " << what;
+  }
+  // A counter table of one row: readers inside, writers inside, permits inside, largest fence.
+  std::string make_counter(database& db) {
+    auto t = unique_name("ctr");
+    raw_exec(db, "CREATE TABLE " + t +
+                     " (id INTEGER PRIMARY KEY, readers INTEGER NOT NULL, writers INTEGER NOT NULL,"
+                     " inside INTEGER NOT NULL, maxf BIGINT NOT NULL)");
+    raw_query(db, "INSERT INTO " + t + " (id, readers, writers, inside, maxf) VALUES (1, 0, 0, 0, 0)");
+    return t;
+  }
+};
+
+TEST_P(RwSemConformance, ReadersShareAndAWriterExcludes) {
+  auto db = open();
+  session a(db, quick()), b(db, quick()), c(db, quick());
+  const auto name = unique_name("rw");
+  auto r1 = a.try_acquire(name, lock_mode::read);
+  auto r2 = b.try_acquire(name, lock_mode::read);
+  ASSERT_TRUE(r1 && r2) << "two readers at once";
+  EXPECT_EQ(r1->mode(), lock_mode::read);
+  EXPECT_NE(r1->fence(), r2->fence()) << "each grant has its own fence";
+  EXPECT_FALSE(c.try_acquire(name, lock_mode::write)) << "a writer beside readers";
+  EXPECT_EQ(holder_rows(db, name), 2);
+  r1->release();
+  EXPECT_FALSE(c.try_acquire(name, lock_mode::write)) << "a writer beside one reader";
+  r2->release();
+  EXPECT_EQ(holder_rows(db, name), 0);
+  auto w = c.try_acquire(name, lock_mode::write);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->mode(), lock_mode::write);
+  EXPECT_GT(w->fence(), r2->fence());
+  EXPECT_FALSE(a.try_acquire(name, lock_mode::read)) << "a reader beside the writer";
+  EXPECT_FALSE(b.try_acquire(name, lock_mode::write)) << "a second writer";
+  auto infos = list_holders(db);
+  int seen = 0;
+  for (auto& h : infos)
+    if (h.name == name) {
+      ++seen;
+      EXPECT_EQ(h.mode, lock_mode::write);
+      EXPECT_EQ(h.fence, w->fence());
+    }
+  EXPECT_EQ(seen, 1);
+  w->release();
+  EXPECT_TRUE(a.try_acquire(name, lock_mode::read));
+}
+
+TEST_P(RwSemConformance, AWaitingWriterKeepsNewReadersOutAndGetsALargerFence) {
+  auto db = open();
+  session reader(db, quick());
+  const auto name = unique_name("rw");
+  auto r = reader.try_acquire(name, lock_mode::read);
+  ASSERT_TRUE(r);
+  auto wdb = open();
+  auto writer = std::async(std::launch::async, [&] {
+    session w(wdb, quick());
+    auto l = w.acquire(name, lock_mode::write, 60s);
+    return l.fence();
+  });
+  // Wait (bounded) for the writer's ticket: it is then in line.
+  auto ldb = open();
+  for (int i = 0; i < 3000 && tickets(ldb, name) == 0; ++i) std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(tickets(ldb, name), 1) << "the writer waits in line";
+  session late(ldb, quick());
+  EXPECT_FALSE(late.try_acquire(name, lock_mode::read)) << "a new reader passed a waiting writer";
+  const auto reader_fence = r->fence();
+  r->release();
+  const auto wf = writer.get();
+  EXPECT_GT(wf, reader_fence);
+  EXPECT_EQ(tickets(ldb, name), 0) << "the grant consumed the ticket";
+}
+
+TEST_P(RwSemConformance, ReentryAndUpgradeRules) {
+  auto db = open();
+  session a(db, quick()), b(db, quick());
+  const auto name = unique_name("rw");
+  auto r1 = a.try_acquire(name, lock_mode::read);
+  auto r2 = a.try_acquire(name, lock_mode::read);
+  ASSERT_TRUE(r1 && r2);
+  EXPECT_EQ(r1->fence(), r2->fence()) << "a re-entry keeps the fence";
+  EXPECT_EQ(query_int(db, "SELECT holds FROM dblock_lock_holders WHERE name = $1", {name}), 2);
+  // The only reader upgrades: a new, larger fence; others are kept out.
+  auto w = a.try_acquire(name, lock_mode::write);
+  ASSERT_TRUE(w);
+  EXPECT_GT(w->fence(), r1->fence());
+  EXPECT_FALSE(b.try_acquire(name, lock_mode::read));
+  // A writer may take read holds.
+  auto r3 = a.try_acquire(name, lock_mode::read);
+  ASSERT_TRUE(r3);
+  EXPECT_EQ(r3->fence(), w->fence());
+  w->release();  // back to a reader: others may read again
+  auto rb = b.try_acquire(name, lock_mode::read);
+  ASSERT_TRUE(rb);
+  // Two readers: an upgrade is refused with one error naming the lock and the reader count.
+  try {
+    (void)a.try_acquire(name, lock_mode::write);
+    ADD_FAILURE() << "an upgrade beside another reader";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2 readers"), std::string::npos) << e.what();
+  }
+  r1->release();
+  r2->release();
+  r3->release();
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_lock_holders WHERE name = $1 AND owner = $2", {name, a.owner()}), 0);
+  rb->release();
+  EXPECT_EQ(holder_rows(db, name), 0);
+}
+
+TEST_P(RwSemConformance, ReadersConcurrentWritersExclusiveFencesOrderedAcrossThreadsAndProcesses) {
+  const int threads = 6, rounds = kind() == dialect::sqlite ? 8 : 15;
+  const auto name = unique_name("rw");
+  std::string table;
+  {
+    auto db = open();
+    table = make_counter(db);
+  }
+  auto work = [&]() -> int {
+    std::atomic<int> violations{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        try {
+          auto db = open();
+          session s(db, quick(10000ms));
+          for (int i = 0; i < rounds; ++i) {
+            const bool write = (i + t) % 3 == 0;
+            auto l = s.acquire(name, write ? lock_mode::write : lock_mode::read, 120s);
+            if (write) {
+              raw_query(db, "UPDATE " + table + " SET writers = writers + 1 WHERE id = 1");
+              auto row = raw_query(db, "SELECT readers, writers, maxf FROM " + table + " WHERE id = 1");
+              const auto readers = std::stoll(*row.rows[0][0]), writers = std::stoll(*row.rows[0][1]);
+              const auto maxf = std::stoll(*row.rows[0][2]);
+              if (readers != 0 || writers != 1) ++violations;
+              if (l.fence() <= maxf) ++violations;  // a writer's fence beats every earlier grant's
+              raw_query(db, "UPDATE " + table + " SET maxf = $1 WHERE id = 1", {l.fence()});
+              raw_query(db, "UPDATE " + table + " SET writers = writers - 1 WHERE id = 1");
+            } else {
+              raw_query(db, "UPDATE " + table + " SET readers = readers + 1 WHERE id = 1");
+              if (query_int(db, "SELECT writers FROM " + table + " WHERE id = 1") != 0) ++violations;
+              raw_query(db, "UPDATE " + table + " SET maxf = $1 WHERE id = 1 AND maxf < $1", {l.fence()});
+              raw_query(db, "UPDATE " + table + " SET readers = readers - 1 WHERE id = 1");
+            }
+            l.release();
+          }
+        } catch (const std::exception& e) {
+          ++violations;
+          std::fprintf(stderr, "worker: %s\n", e.what());
+        }
+      });
+    for (auto& t : ts) t.join();
+    return violations.load();
+  };
+  expect_clean_in_two_processes(work, "reader/writer violations");
+  auto db = open();
+  EXPECT_EQ(query_int(db, "SELECT readers + writers FROM " + table + " WHERE id = 1"), 0);
+  EXPECT_EQ(holder_rows(db, name), 0);
+  raw_exec(db, "DROP TABLE " + table);
+}
+
+TEST_P(RwSemConformance, PermitsAreNeverExceededAcrossThreadsAndProcesses) {
+  const int threads = 6, rounds = kind() == dialect::sqlite ? 8 : 15, permits = 3;
+  const auto name = unique_name("sem");
+  std::string table;
+  {
+    auto db = open();
+    table = make_counter(db);
+  }
+  auto work = [&]() -> int {
+    std::atomic<int> violations{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&] {
+        try {
+          auto db = open();
+          session s(db, quick(10000ms));
+          for (int i = 0; i < rounds; ++i) {
+            auto p = s.acquire_permits(name, permits, 1, 120s);
+            if (p.size() != 1) ++violations;
+            raw_query(db, "UPDATE " + table + " SET inside = inside + 1 WHERE id = 1");
+            if (query_int(db, "SELECT inside FROM " + table + " WHERE id = 1") > permits) ++violations;
+            raw_query(db, "UPDATE " + table + " SET inside = inside - 1 WHERE id = 1");
+            p.release();
+          }
+        } catch (const std::exception& e) {
+          ++violations;
+          std::fprintf(stderr, "worker: %s\n", e.what());
+        }
+      });
+    for (auto& t : ts) t.join();
+    return violations.load();
+  };
+  expect_clean_in_two_processes(work, "permit over-subscriptions");
+  auto db = open();
+  EXPECT_EQ(holder_rows(db, name), 0);
+  raw_exec(db, "DROP TABLE " + table);
+}
+
+TEST_P(RwSemConformance, PermitsHaveTheirOwnFencesAndTheCountIsChecked) {
+  auto db = open();
+  session a(db, quick()), b(db, quick());
+  const auto name = unique_name("sem");
+  auto two = a.try_acquire_permits(name, 3, 2);
+  ASSERT_TRUE(two);
+  ASSERT_EQ(two->size(), 2u);
+  const auto f = two->fences();
+  EXPECT_NE(f[0], f[1]);
+  EXPECT_EQ(two->permits()[0].mode(), lock_mode::permit);
+  EXPECT_FALSE(b.try_acquire_permits(name, 3, 2)) << "4 of 3 permits";
+  auto one = b.try_acquire_permits(name, 3, 1);
+  ASSERT_TRUE(one);
+  EXPECT_GT(one->fences()[0], std::max(f[0], f[1]));
+  EXPECT_FALSE(b.try_acquire_permits(name, 3, 1)) << "permit 4 of 3";
+  try {
+    (void)b.try_acquire_permits(name, 5, 1);
+    ADD_FAILURE() << "a different permit count was accepted";
+  } catch (const invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("3 permits"), std::string::npos) << m;
+    EXPECT_NE(m.find("not 5"), std::string::npos) << m;
+  }
+  EXPECT_THROW((void)b.try_acquire(name, lock_mode::read), invalid_argument) << "a semaphore used as a read-write lock";
+  EXPECT_THROW((void)b.try_acquire_permits(name, 3, 4), invalid_argument);
+  EXPECT_THROW((void)b.try_acquire_permits(name, 0, 1), invalid_argument);
+  EXPECT_EQ(holder_rows(db, name), 3);
+  two->release();
+  one->release();
+  EXPECT_EQ(holder_rows(db, name), 0);
+  // All released: the next acquirer chooses the count again.
+  auto five = b.try_acquire_permits(name, 5, 5);
+  ASSERT_TRUE(five);
+  EXPECT_EQ(five->size(), 5u);
+}
+
+TEST_P(RwSemConformance, ExpiryAndTheReaperFreePermitsAndTheHolderIsToldItLostThem) {
+  auto db = open();
+  std::atomic<int> lost{0};
+  auto o = quick(1500ms);
+  o.on_lost = [&](const lost_lease&) { ++lost; };
+  session a(db, o), b(db, quick());
+  const auto name = unique_name("sem");
+  auto held = a.try_acquire_permits(name, 2, 2);
+  ASSERT_TRUE(held);
+  EXPECT_FALSE(b.try_acquire_permits(name, 2, 1));
+  expire_holds(db, name);  // a holder that stopped renewing, past its lease and lock delay
+  auto taken = b.try_acquire_permits(name, 2, 2);
+  ASSERT_TRUE(taken) << "expired permits were not taken over";
+  // The old holder's renewal finds its rows gone: both permits are reported lost.
+  for (int i = 0; i < 400 && lost.load() < 2; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(lost.load(), 2);
+  EXPECT_FALSE(held->is_held());
+  EXPECT_THROW(held->release(), lock_lost);
+  taken->release();
+  // The reaper deletes expired holds.
+  auto r = b.try_acquire(unique_name("rw"), lock_mode::read);
+  ASSERT_TRUE(r);
+  const auto rw = r->name();
+  expire_holds(db, rw);
+  reaper_options ro;
+  ro.grace = 0ms;
+  reaper rp(open(), ro);
+  auto rep = rp.run_once();
+  EXPECT_GE(rep.holders, 1u);
+  EXPECT_EQ(holder_rows(db, rw), 0);
+}
+
+TEST_P(RwSemConformance, TheRenewalKeepsReadWriteAndPermitHoldsForFiveTtls) {
+  auto db = open();
+  session a(db, quick(400ms)), b(db, quick());
+  const auto n1 = unique_name("rw"), n2 = unique_name("sem"), n3 = unique_name("mx");
+  auto w = a.try_acquire(n1, lock_mode::write);
+  auto p = a.try_acquire_permits(n2, 1, 1);
+  auto m = a.try_acquire(n3);
+  ASSERT_TRUE(w && p && m);
+  std::this_thread::sleep_for(2000ms);  // five TTLs: only renewals keep them
+  EXPECT_TRUE(w->is_held());
+  EXPECT_TRUE(p->is_held());
+  EXPECT_TRUE(m->is_held());
+  EXPECT_FALSE(b.try_acquire(n1, lock_mode::read));
+  EXPECT_FALSE(b.try_acquire_permits(n2, 1, 1));
+  EXPECT_FALSE(b.try_acquire(n3));
+  w->release();
+  p->release();
+  m->release();
+}
+
+TEST_P(RwSemConformance, VerifyInPassesWhileHeldAndFailsOnceTheHoldIsGone) {
+  auto db = open();
+  session a(db, quick());
+  const auto name = unique_name("rw");
+  auto r = a.try_acquire(name, lock_mode::read);
+  ASSERT_TRUE(r);
+  auto tdb = open();
+  EXPECT_NO_THROW(transact(tdb, [&](transaction_ref tx) { r->verify_in(tx); }));
+  raw_query(db, "DELETE FROM dblock_lock_holders WHERE name = $1", {name});
+  EXPECT_THROW(transact(tdb, [&](transaction_ref tx) { r->verify_in(tx); }), lock_lost);
+}
+
+// The cost in round trips, as docs/locks.md states it: a grant is one gated transaction
+// (begin, gate, takeover, read, line, fence, insert, commit; MySQL 8.0 reads its fence with
+// one more), a refusal stops after the read, a release is one statement.
+TEST_P(RwSemConformance, RoundTripsOfAGrantARefusalAndARelease) {
+  auto db = open();
+  session a(db, quick()), b(db, quick());
+  const auto name = unique_name("rw");
+  {  // warm up: client libraries that prepare statements do so on first use (one round trip each)
+    const auto warm = unique_name("warm");
+    auto x = a.try_acquire(warm, lock_mode::write);
+    ASSERT_TRUE(x);
+    EXPECT_FALSE(b.try_acquire(warm, lock_mode::read));
+    x->release();
+  }
+  std::optional<lease> w;
+  const auto grant = round_trips_of(db, [&] { w = a.try_acquire(name, lock_mode::write); });
+  ASSERT_TRUE(w);
+  EXPECT_EQ(grant, kind() == dialect::mysql8 ? 9u : 8u);
+  std::optional<lease> r;
+  const auto refusal = round_trips_of(db, [&] { r = b.try_acquire(name, lock_mode::read); });
+  EXPECT_FALSE(r);
+  EXPECT_EQ(refusal, 5u);
+  EXPECT_EQ(round_trips_of(db, [&] { w->release(); }), 1u);
+}
+
+DBLOCK_CONFORMANCE_SUITE(RwSemConformance);
+
+}  // namespace
+}  // namespace dblock::test
