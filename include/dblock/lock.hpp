@@ -184,6 +184,7 @@ class session {
   [[nodiscard]] std::optional<lock_info> holder_of(std::string_view name);
 
  private:
+  friend struct session_core;  // the lock family (multi-locks, elections) builds on a session's holds
   std::shared_ptr<session_core> core_;
 };
 
