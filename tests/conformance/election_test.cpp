@@ -82,6 +82,7 @@ TEST_P(ElectionConformance, ACampaignTimesOutNamingTheLeaderAndBadValuesAreRefus
 TEST_P(ElectionConformance, ExpiryHandsOver) {
   const auto name = unique_name("e");
   const auto u = url();
+  { auto migrated = open(); }  // the child opens the same database
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t child = ::fork();
