@@ -24,6 +24,7 @@
 #include "core/crypto.hpp"
 #include "core/dialect.hpp"
 #include "core/link.hpp"
+#include "core/lock_family.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/ops/replication.hpp"
 #include "core/release_board.hpp"
