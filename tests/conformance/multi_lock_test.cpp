@@ -75,23 +75,29 @@ TEST_P(MultiLockConformance, AHeldMemberIsReenteredWithItsFence) {
   EXPECT_EQ(rows_of(db, x), 0);
 }
 
-// BEGIN, one grant per member, COMMIT; the release one statement per member.
+// BEGIN, one grant per member, COMMIT; the release one statement per member. The sequence
+// runs twice, measured the second time: statements are prepared once per connection.
 TEST_P(MultiLockConformance, RoundTripsOfASetOfThree) {
   auto db = open();
-  session s(db, quick());
-  const auto x = unique_name("x"), y = unique_name("y"), z = unique_name("z");
-  std::optional<multi_lease> set;
-  EXPECT_EQ(round_trips_of(db, [&] { set = try_acquire_all(s, {x, y, z}); }), 2 + 3 * acquire_trips(true));
-  ASSERT_TRUE(set);
-  EXPECT_EQ(round_trips_of(db, [&] { set->release(); }), 3u);
   auto other = open();
-  session t(other, quick());
-  auto held = t.try_acquire(y);
-  ASSERT_TRUE(held);
-  // Refused at the second member: BEGIN, the first member's grant, the refused one, ROLLBACK
-  // (a refusal on MySQL 8.0 is its upsert, the fence draw that matches nothing, the read).
-  EXPECT_EQ(round_trips_of(db, [&] { EXPECT_FALSE(try_acquire_all(s, {x, y, z})); }),
-            2 + acquire_trips(true) + (kind() == dialect::mysql8 ? 3u : 1u));
+  session s(db, quick()), t(other, quick());
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto x = unique_name("x"), y = unique_name("y"), z = unique_name("z");
+    std::optional<multi_lease> set;
+    const auto acquire = round_trips_of(db, [&] { set = try_acquire_all(s, {x, y, z}); });
+    ASSERT_TRUE(set);
+    const auto release = round_trips_of(db, [&] { set->release(); });
+    auto held = t.try_acquire(y);
+    ASSERT_TRUE(held);
+    const auto refused = round_trips_of(db, [&] { EXPECT_FALSE(try_acquire_all(s, {x, y, z})); });
+    if (pass == 0) continue;
+    EXPECT_EQ(acquire, 2 + 3 * acquire_trips(true));
+    EXPECT_EQ(release, 3u);
+    // Refused at the second member: BEGIN, the first member's grant, the refused one,
+    // ROLLBACK (a refusal on MySQL 8.0 is its upsert, the fence draw that matches nothing,
+    // the read).
+    EXPECT_EQ(refused, 2 + acquire_trips(true) + (kind() == dialect::mysql8 ? 3u : 1u));
+  }
 }
 
 TEST_P(MultiLockConformance, BadSetsAreRefused) {
