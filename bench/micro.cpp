@@ -263,6 +263,29 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
                   });
                 }}});
 
+    // A 3-name multi-lock pair: dblock's try_acquire_all + release against the hand-written
+    // transaction (BEGIN, three upserts, COMMIT) and three DELETEs.
+    add_group(x, "multi",
+              {select1,
+               {"multi3_pair_raw",
+                [x] {
+                  return timed([x] {
+                    const std::vector<std::string> names{"bench:m:raw:a", "bench:m:raw:b", "bench:m:raw:c"};
+                    if (!x->raw->acquire_set(names, x->raw_owner, 600'000)) return false;
+                    bool ok = true;
+                    for (const auto& n : names) ok = x->raw->release(n, x->raw_owner) && ok;
+                    return ok;
+                  });
+                }},
+               {"multi3_pair", [x] {
+                  return timed([x] {
+                    auto set = dblock::try_acquire_all(*x->s, {"bench:m:a", "bench:m:b", "bench:m:c"});
+                    if (!set) return false;
+                    set->release();
+                    return true;
+                  });
+                }}});
+
     // Acquire only: the release after it is not timed.
     auto raw_acquire = [](raw_client* c, micro_ctx* x) {
       return [c, x]() -> std::optional<double> {
@@ -388,6 +411,8 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     emit(x, "try_busy_raw", "round_trip", "SELECT 1");
     emit(x, "try_busy_probe_raw", "round_trip", "SELECT 1");
     emit(x, "try_busy", "round_trip", "SELECT 1");
+    emit(x, "multi3_pair_raw", "round_trip", "SELECT 1");
+    emit(x, "multi3_pair", "multi3_pair_raw", "the hand-written transaction of three upserts, then three DELETEs");
     emit(x, "acquire_empty", "acquire_empty_raw", "the hand-written acquire on the same table");
     emit(x, "acquire_100k_raw", "acquire_empty_raw", "the hand-written acquire on the (almost) empty table");
     emit(x, "acquire_100k", "acquire_empty", "dblock's acquire on the (almost) empty table");

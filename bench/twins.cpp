@@ -563,6 +563,7 @@ class lite_raw final : public raw_client {
     reap_.execute(true);
     return reap_.get_affected_rows();
   }
+  [[nodiscard]] const char* begin_statement() const override { return "BEGIN IMMEDIATE"; }
   void exec(const std::string& sql) override { s_ << sql; }
   std::int64_t query_int(const std::string& sql) override {
     long long v = 0;

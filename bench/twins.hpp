@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dblock/database.hpp"
 #include "dblock/url.hpp"
@@ -37,6 +38,21 @@ class raw_client {
   // what dblock sends: the cost of a pair whose release is asynchronous, the design
   // change docs/performance.md discusses.
   virtual bool release_async(const std::string& name, const std::string& owner) { return release(name, owner); }
+  // The multi-lock floor: BEGIN (BEGIN IMMEDIATE on SQLite), acquire() of each name in
+  // the given order, COMMIT, or ROLLBACK at the first refusal; true when all were granted.
+  bool acquire_set(const std::vector<std::string>& names, const std::string& owner, std::int64_t ttl_ms) {
+    exec(begin_statement());
+    ++statements_;
+    for (const auto& n : names)
+      if (!acquire(n, owner, ttl_ms)) {
+        exec("ROLLBACK");
+        ++statements_;
+        return false;
+      }
+    exec("COMMIT");
+    ++statements_;
+    return true;
+  }
   // A plain INSERT of a new in-progress idempotency record (the floor of begin() on a new key).
   virtual void idem_insert(const std::string& scope, const std::string& key, const std::string& fingerprint,
                            const std::string& owner, std::int64_t lease_ms, std::int64_t retention_ms) = 0;
@@ -55,7 +71,8 @@ class raw_client {
   // longer than grace_ms; returns how many.
   virtual std::int64_t reap_batch(std::int64_t grace_ms, std::int64_t limit) = 0;
 
-  // Unprepared helpers for set-up and diagnostics (not timed).
+  // Unprepared helpers for set-up and diagnostics (not timed), and BEGIN/COMMIT above.
+  [[nodiscard]] virtual const char* begin_statement() const { return "BEGIN"; }
   virtual void exec(const std::string& sql) = 0;
   virtual std::int64_t query_int(const std::string& sql) = 0;
   virtual std::string query_text(const std::string& sql) = 0;

@@ -3,10 +3,12 @@
 #pragma once
 
 #include "dblock/database.hpp"
+#include "dblock/election.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/idempotency.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/metrics.hpp"
+#include "dblock/multi_lock.hpp"
 #include "dblock/open.hpp"
 #include "dblock/reaper.hpp"
 #include "dblock/replication.hpp"

@@ -250,6 +250,7 @@ class session {
                                            std::chrono::milliseconds wait);
 
  private:
+  friend struct session_core;  // the lock family (multi-locks, elections) builds on a session's holds
   std::shared_ptr<session_core> core_;
 };
 

@@ -17,6 +17,7 @@ namespace dblock::cli {
 // Exit codes (sysexits.h numbers; documented in dblock(1) and the README).
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;       // the server refused something else
+inline constexpr int exit_no_leader = 3;     // leader: nobody leads the election
 inline constexpr int exit_usage = 64;        // bad usage or invalid input
 inline constexpr int exit_migration = 65;    // a migration failed or an applied one was edited
 inline constexpr int exit_unavailable = 69;  // database unreachable

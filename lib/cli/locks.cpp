@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "dblock/election.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/util.hpp"
@@ -72,6 +73,7 @@ struct exec_args {
   std::optional<int> permits;             // --permits K: K permits of semaphore NAME
   std::optional<int> max_permits;         // --max-permits N: its permit count
   std::vector<std::string> command;
+  std::optional<std::string> value;       // `dblock elect`: run CMD while leader, campaigning with this value
 };
 
 // What exec holds while the command runs: one lease (a lease lock, a read or write hold), or
@@ -140,7 +142,7 @@ struct release_result {
   bool lost = false;  // the row was gone or another's (lock_lost)
   std::string error;
 };
-release_result release_within(std::shared_ptr<holding> held, milliseconds limit) {
+release_result release_within(std::function<void()> release, milliseconds limit) {
   struct shared_state {
     std::mutex mu;
     std::condition_variable cv;
@@ -149,10 +151,10 @@ release_result release_within(std::shared_ptr<holding> held, milliseconds limit)
   };
   auto st = std::make_shared<shared_state>();
   try {
-    std::thread([st, held] {
+    std::thread([st, release] {
       release_result r;
       try {
-        held->release();
+        release();
         r.done = true;
       } catch (const lock_lost& e) {
         r.lost = true;
@@ -260,10 +262,29 @@ int run_exec(const global_options& g, const exec_args& a) {
   // database that stopped answering.
   auto s = std::make_unique<session>(db, opts);
 
+  // What the command runs under: leases (one, or one per permit), or a leadership
+  // (`dblock elect`, a.value set).
   auto held = std::make_shared<holding>();
+  std::shared_ptr<leadership> leading;
+  std::unique_ptr<election> elect;
   const lock_mode mode = a.read ? lock_mode::read : a.write ? lock_mode::write : a.permits ? lock_mode::permit
                                                                                          : lock_mode::exclusive;
-  if (mode == lock_mode::permit) {
+  if (a.value) {
+    elect = std::make_unique<election>(*s, a.name);
+    if (wait.count() == 0) {
+      auto l = elect->try_campaign(*a.value);
+      if (!l) {
+        auto now = elect->leader();
+        throw timeout_error("election '" + a.name + "' not won: " +
+                            (now ? "led by '" + now->value + "' (holder '" + now->holder + "', fence " +
+                                       std::to_string(now->fence) + ", " + human_ms(now->expires_in) + " left)"
+                                 : std::string("the lock is held by another owner")));
+      }
+      leading = std::make_shared<leadership>(std::move(*l));
+    } else {
+      leading = std::make_shared<leadership>(elect->campaign(*a.value, wait));  // timeout_error -> exit 75
+    }
+  } else if (mode == lock_mode::permit) {
     int n = a.max_permits.value_or(0);
     if (!a.max_permits) {  // the count the holders chose
       for (const auto& h : list_holders(db))
@@ -321,11 +342,18 @@ int run_exec(const global_options& g, const exec_args& a) {
     held->leases.push_back(s->acquire(a.name, wait));  // timeout_error names the holder -> exit 75
   }
 
-  const std::string fence = std::to_string(held->leases.front().fence());
+  const std::string fence = std::to_string(leading ? leading->fence() : held->leases.front().fence());
   std::string fences;
   for (const auto& l : held->leases) fences += (fences.empty() ? "" : " ") + std::to_string(l.fence());
+  auto trusted_until = [&] { return leading ? leading->trusted_until() : held->trusted_until(); };
+  std::function<void()> release_hold = [held, leading] {
+    if (leading) leading->resign();
+    else held->release();
+  };
+  const std::string what = (leading ? "leadership of election '" : "lock '") + a.name + "'";
   ::setenv("DBLOCK_LOCK_NAME", a.name.c_str(), 1);
   ::setenv("DBLOCK_FENCING_TOKEN", fence.c_str(), 1);
+  if (leading) ::setenv("DBLOCK_LEADER_VALUE", a.value->c_str(), 1);
   ::setenv("DBLOCK_LOCK_MODE", to_string(mode), 1);
   if (mode == lock_mode::permit) ::setenv("DBLOCK_FENCING_TOKENS", fences.c_str(), 1);
   std::vector<char*> argv;
@@ -392,21 +420,21 @@ int run_exec(const global_options& g, const exec_args& a) {
       reaped();
       if (stopping) {
         ::kill(-pid, SIGKILL);  // whatever the command started is stopped with it
-        finish_now(exit_lock_lost, "lock '" + a.name + "' (fence " + fence + ") was lost while the command ran: " +
+        finish_now(exit_lock_lost, what + " (fence " + fence + ") was lost while the command ran: " +
                                        why + "; the command was stopped" + (killed ? " with SIGKILL" : "") +
                                        " (status " + std::to_string(st) + ")");
       }
-      auto r = release_within(held, release_limit);
+      auto r = release_within(release_hold, release_limit);
       if (r.done) finish_now(st, "");
       if (r.lost)
         finish_now(exit_lock_lost, r.error + " (the command finished with status " + std::to_string(st) + ")");
-      const std::string msg = "the command finished with status " + std::to_string(st) + ", but releasing lock '" +
-                              a.name + "' (fence " + fence + ") failed: " + r.error +
+      const std::string msg = "the command finished with status " + std::to_string(st) + ", but releasing " + what +
+                              " (fence " + fence + ") failed: " + r.error +
                               "; the lock stays held until its lease runs out";
       finish_now(st == 0 ? exit_release_failed : st, msg);
     }
     const auto now = steady::now();
-    const auto trusted = held->trusted_until();
+    const auto trusted = trusted_until();
     const bool live = trusted > steady::time_point{};
     if (live) last_trusted = trusted;
     if (!stopping && (lost || !live || now >= trusted - grace)) {
@@ -505,6 +533,21 @@ int run_locks(const global_options& g, bool json) {
   return exit_ok;
 }
 
+int run_leader(const global_options& g, const std::string& name, bool json) {
+  auto db = connect(g);
+  auto l = current_leader(db, name);
+  if (json) {
+    nlohmann::json j = nullptr;
+    if (l)
+      j = {{"name", l->name}, {"value", l->value}, {"fence", l->fence}, {"holder", l->holder},
+           {"expires_in_ms", l->expires_in.count()}};
+    std::cout << j.dump(2) << "\n";
+  } else if (l) {
+    std::cout << l->value << "\t" << l->fence << "\t" << l->holder << "\t" << human_ms(l->expires_in) << "\n";
+  }
+  return l ? exit_ok : exit_no_leader;
+}
+
 }  // namespace
 
 void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg) {
@@ -531,6 +574,30 @@ void add_lock_commands(CLI::App& app, global_options& g, command_registry& reg) 
   mx->needs(pm);
   ex->add_option("command", a->command, "The command and its arguments (after --)")->required();
   reg.add(ex, [&g, a] { return run_exec(g, *a); });
+
+  auto e = std::make_shared<exec_args>();
+  e->value.emplace();
+  auto* el = app.add_subcommand("elect", "Run a command while leader of election NAME (campaigning with VALUE)");
+  el->add_option("--name", e->name, "Election name (1-255 bytes of UTF-8; the lease lock of the same name)")
+      ->required();
+  el->add_option("--value", *e->value, "What the leader is known by (at most 4096 bytes of UTF-8)")->required();
+  el->add_option("--ttl", e->ttl, "Lease TTL, e.g. 250ms, 30s, 5m")->capture_default_str();
+  el->add_option("--wait", e->wait, "How long to campaign (0 = fail at once with exit 75 when another leads)")
+      ->capture_default_str();
+  el->add_option("--grace", e->grace,
+                 "Time between SIGTERM and SIGKILL when leadership may run out (default 5s, at most "
+                 "TTL - 2 x TTL/3 - margin)");
+  el->add_option("--lock-delay", e->lock_delay,
+                 "After this lease runs out unreleased, nobody may lead for this long (default 1s)");
+  el->add_option("command", e->command, "The command and its arguments (after --)")->required();
+  reg.add(el, [&g, e] { return run_exec(g, *e); });
+
+  auto leader_name = std::make_shared<std::string>();
+  auto leader_json = std::make_shared<bool>(false);
+  auto* ld = app.add_subcommand("leader", "Print the leader of election NAME: value, fence, holder, time left");
+  ld->add_option("--name", *leader_name, "Election name")->required();
+  ld->add_flag("--json", *leader_json, "Print a JSON object (null when nobody leads)");
+  reg.add(ld, [&g, leader_name, leader_json] { return run_leader(g, *leader_name, *leader_json); });
 
   auto json = std::make_shared<bool>(false);
   auto* ls = app.add_subcommand(

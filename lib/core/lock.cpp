@@ -19,6 +19,7 @@
 #include "core/ops/holders.hpp"
 #include "core/dialect.hpp"
 #include "core/link.hpp"
+#include "core/lock_family.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/ops/replication.hpp"
 #include "core/release_board.hpp"
@@ -278,5 +279,24 @@ void lease::verify_in(transaction_ref tx) const {
     throw lock_lost("lock '" + h_->name + "' (fence " + std::to_string(h_->fence) + ") is no longer held");
   }
 }
+
+// ----------------------------------------------------------------------------- lock family access
+
+namespace detail {
+std::shared_ptr<session_core> core_of(session& s) { return session_core::of(s); }
+backend& db_of(session_core& c) { return *c.db; }
+const lease_table_ops& table_of(session_core& c) { return *c.table; }
+const session_options& options_of(const session_core& c) { return c.opts; }
+const std::string& owner_of(const session_core& c) { return c.owner; }
+std::optional<grant_request> request_for(session_core& c, const std::string& name) { return c.request_for(name); }
+lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& name, std::int64_t fence,
+                  std::chrono::steady_clock::time_point t0) {
+  return c->adopt(c, name, fence, t0);
+}
+bool hears_releases(const session_core& c) noexcept { return c.release_notices; }
+void listen_for_releases(session_core& c) {
+  if (c.notices && c.opts.listen) c.notices->listen();
+}
+}  // namespace detail
 
 }  // namespace dblock

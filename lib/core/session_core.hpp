@@ -324,28 +324,50 @@ struct session_core final : link::job {
         if (refused) *refused = std::move(r.state);
         return std::nullopt;
       }
-      detail::count(counter::lock_acquired);
-      std::shared_ptr<held_lock> h;
-      {
-        std::lock_guard l(mu);
-        busy.erase(name);
-        freed.erase(name);
-        auto& slot = held[name];
-        if (!slot || slot->lost || slot->fence != r.state->fence) {
-          slot = std::make_shared<held_lock>();
-          slot->name = name;
-          slot->fence = r.state->fence;
-        }
-        h = slot;
-        ++h->local_holds;
-        h->thread = std::this_thread::get_id();
-        h->granted_at = t0;
-        h->deadline = t0 + opts.ttl;
-        schedule(h->deadline - margin);
-      }
-      return lease(self, h);
+      return adopt(self, name, r.state->fence, t0);
     });
   }
+
+  // Records a grant of `name` with `fence`, sent at t0, as a hold of this session (renewed,
+  // watched by the deadline thread). The caller holds db's mutex (see try_once).
+  lease adopt(const std::shared_ptr<session_core>& self, const std::string& name, std::int64_t fence,
+              clock_type::time_point t0) {
+    detail::count(counter::lock_acquired);
+    std::shared_ptr<held_lock> h;
+    {
+      std::lock_guard l(mu);
+      busy.erase(name);
+      freed.erase(name);
+      auto& slot = held[name];
+      if (!slot || slot->lost || slot->fence != fence) {
+        slot = std::make_shared<held_lock>();
+        slot->name = name;
+        slot->fence = fence;
+      }
+      h = slot;
+      ++h->local_holds;
+      h->thread = std::this_thread::get_id();
+      h->granted_at = t0;
+      h->deadline = t0 + opts.ttl;
+      schedule(h->deadline - margin);
+    }
+    return lease(self, h);
+  }
+
+  // The grant request a try of `name` sends outside the wait line: a re-entry when this
+  // session holds it. Empty when another thread of the session owns it (owner_scope::thread).
+  std::optional<detail::grant_request> request_for(const std::string& name) {
+    detail::grant_request req{name, owner, row_ttl_ms, opts.lock_delay.count(), holder, detail::behind_every_waiter,
+                              false};
+    std::lock_guard l(mu);
+    if (auto it = held.find(name); it != held.end() && !it->second->lost) {
+      if (opts.scope == owner_scope::thread && it->second->thread != std::this_thread::get_id()) return std::nullopt;
+      req.line_bound = detail::ahead_of_every_waiter;
+    }
+    return req;
+  }
+
+  static std::shared_ptr<session_core> of(session& s) { return s.core_; }
 
   void stop() {
     bool cut = false;

@@ -2,6 +2,7 @@
 // place that switches on it (lib/core asks the objects).
 #include "core/dialect.hpp"
 #include "core/ops/holders.hpp"
+#include "core/ops/election.hpp"
 #include "core/ops/idempotency.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
@@ -117,6 +118,14 @@ const idempotency_ops& sqlite_idempotency() noexcept;
 const idempotency_ops& mysql8_idempotency() noexcept;
 const idempotency_ops& idempotency_for(dialect d) noexcept {
   return pick(d, postgresql_idempotency(), mysql_idempotency(), sqlite_idempotency(), mysql8_idempotency());
+}
+
+const election_ops& postgresql_elections() noexcept;
+const election_ops& mysql_elections() noexcept;
+const election_ops& sqlite_elections() noexcept;
+const election_ops& mysql8_elections() noexcept;
+const election_ops& elections_for(dialect d) noexcept {
+  return pick(d, postgresql_elections(), mysql_elections(), sqlite_elections(), mysql8_elections());
 }
 
 }  // namespace dblock::detail

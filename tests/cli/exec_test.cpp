@@ -124,6 +124,45 @@ TEST_F(ExecCli, NotAcquiredIsExit75NamingHolderAndExpiry) {
   EXPECT_EQ(done.exit_code, 128 + SIGTERM) << "SIGTERM forwarded to sleep, status passed back";
 }
 
+// `dblock elect` runs the command while leader (value and fence in its environment), a
+// second campaign without --wait is refused with 75 naming the leader, `dblock leader`
+// prints the leader and exits 3 once nobody leads.
+TEST_F(ExecCli, ElectRunsTheCommandWhileLeaderAndLeaderPrintsIt) {
+  auto marker = dir_.path() / "leading";
+  auto lead = start({"elect", "--name", "sched", "--value", "node-a", "--ttl", "30s", "--", "sh", "-c",
+                     "echo \"$DBLOCK_LEADER_VALUE:$DBLOCK_FENCING_TOKEN\" > " + marker.string() + "; sleep 30"});
+  for (int i = 0; i < 400 && !std::filesystem::exists(marker); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(std::filesystem::exists(marker));
+  std::string line;
+  for (int i = 0; i < 200 && line.empty(); ++i) {
+    line = read_file(marker);
+    if (line.empty()) std::this_thread::sleep_for(25ms);
+  }
+  ASSERT_EQ(line.rfind("node-a:", 0), 0u) << line;
+  const std::string fence = line.substr(7, line.size() - 8);
+  auto who = dblock({"leader", "--name", "sched", "--json"});
+  ASSERT_EQ(who.exit_code, 0) << who.err;
+  auto j = nlohmann::json::parse(who.out);
+  EXPECT_EQ(j["value"], "node-a");
+  EXPECT_EQ(std::to_string(j["fence"].get<long long>()), fence);
+  auto plain = dblock({"leader", "--name", "sched"});
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(plain.out.rfind("node-a\t" + fence + "\t", 0), 0u) << plain.out;
+  auto second = dblock({"elect", "--name", "sched", "--value", "node-b", "--", "echo", "never"});
+  EXPECT_EQ(second.exit_code, 75);
+  EXPECT_EQ(second.out, "");
+  EXPECT_NE(second.err.find("node-a"), std::string::npos) << second.err;
+  ::kill(lead.pid(), SIGTERM);
+  EXPECT_EQ(lead.wait().exit_code, 128 + SIGTERM);
+  auto none = dblock({"leader", "--name", "sched"});
+  EXPECT_EQ(none.exit_code, 3) << "the leader resigned when its command ended: " << none.out;
+  EXPECT_EQ(none.out, "");
+  auto next = dblock({"elect", "--name", "sched", "--value", "node-b", "--", "sh", "-c", "echo $DBLOCK_FENCING_TOKEN"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_GT(std::stoll(next.out), std::stoll(fence));
+  EXPECT_EQ(dblock({"elect", "--name", "sched", "--", "true"}).exit_code, 64) << "--value is required";
+}
+
 TEST_F(ExecCli, ForwardsSigtermToTheChild) {
   auto marker = dir_.path() / "started";
   auto p = start({"exec", "--name", "fwd", "--", "sh", "-c",

@@ -54,6 +54,7 @@ struct grant {
   std::string w;
   std::int64_t t = 0;
   std::string lock;
+  bool election = false;       // a leadership (campaign ... resign), not a lock grant
   std::int64_t fence = 0;
   std::string mode = "exclusive";  // exclusive (lease lock), read, write, permit
   std::int64_t permits = 0;        // a permit's semaphore count
@@ -150,7 +151,7 @@ struct checker {
       const std::string ev = str(*e, "ev");
       const std::string f = str(*e, "f");
       const std::int64_t m = num(*e, "m");
-      if (ev == "ok" && f == "acquire") {
+      if (ev == "ok" && (f == "acquire" || f == "campaign")) {
         auto o = ops.find(op_id(*e));
         if (o == ops.end() || !o->second.invoke) continue;
         grant g;
@@ -158,6 +159,7 @@ struct checker {
         g.w = o->second.w;
         g.t = o->second.t;
         g.lock = str(*o->second.invoke, "lock");
+        g.election = f == "campaign";
         g.fence = num(*e, "fence");
         if (e->contains("mode")) g.mode = str(*e, "mode");
         g.permits = num(*e, "permits");
@@ -168,13 +170,13 @@ struct checker {
         grants.push_back(std::move(g));
         continue;
       }
-      if ((ev == "ok" || ev == "fail") && (f == "release" || f == "write")) {
+      if ((ev == "ok" || ev == "fail") && (f == "release" || f == "write" || f == "resign")) {
         // Completions that prove the row was no longer ours: a release refused with
         // lock_lost, a verified write refused by verify_in.
         auto o = ops.find(op_id(*e));
         if (o == ops.end() || !o->second.invoke) continue;
         const json& inv = *o->second.invoke;
-        const bool refused_release = f == "release" && ev == "fail" && str(*e, "error") == "lock_lost";
+        const bool refused_release = (f == "release" || f == "resign") && ev == "fail" && str(*e, "error") == "lock_lost";
         const bool refused_verify = f == "write" && ev == "ok" && !e->value("accepted", true) &&
                                     str(*e, "reason") == "lock_lost";
         if (!refused_release && !refused_verify) continue;
@@ -193,8 +195,8 @@ struct checker {
       auto it = grant_by_holder.find(holder_key(str(*e, "w"), num(*e, "t"), str(*e, "lock"), num(*e, "fence")));
       if (it == grant_by_holder.end()) continue;
       grant& g = grants[it->second];
-      if (ev == "invoke" && (f == "write" || f == "release")) {
-        if (f == "release") g.released = std::min(g.released, m);
+      if (ev == "invoke" && (f == "write" || f == "release" || f == "lead_write" || f == "resign")) {
+        if (f == "release" || f == "resign") g.released = std::min(g.released, m);
         if (e->contains("until")) g.promise = std::max(g.promise, num(*e, "until"));
       } else if (ev == "lost" && m < g.released) {
         // Seen by the worker (is_held() false) or by the library's on_lost callback, while
@@ -259,9 +261,14 @@ struct checker {
       const grant* longest = nullptr;
       for (const grant* g : family ? std::vector<const grant*>{} : w) {
         if (longest && g->completed + opts.tolerance_ns < longest->end()) {
-          add("overlapping_holders", "lock " + lock + ": " + g->who() + " was granted (acquire returned) " +
-                                         ms(longest->end() - g->completed) + " before the window of " + longest->who() +
-                                         " ended");
+          if (g->election || longest->election)
+            add("two_leaders", "election " + lock + ": " + g->who() + " became leader (campaign returned) " +
+                                   ms(longest->end() - g->completed) + " before the leadership of " + longest->who() +
+                                   " ended");
+          else
+            add("overlapping_holders", "lock " + lock + ": " + g->who() + " was granted (acquire returned) " +
+                                           ms(longest->end() - g->completed) + " before the window of " +
+                                           longest->who() + " ended");
         }
         if (!longest || g->end() > longest->end()) longest = g;
       }
@@ -407,6 +414,37 @@ struct checker {
     }
   }
 
+  // ------------------------------------------------------------------ leaders
+  // The leaders' writes in server commit order (el_log): a leader whose token is below one
+  // already written acted as leader after its successor did - two leaders at once.
+  void check_leaders(const json& fin) {
+    std::size_t accepted = 0, rejected = 0;
+    for (auto& [id, o] : ops) {
+      if (!o.invoke || o.f != "lead_write" || !o.done || str(*o.done, "ev") != "ok") continue;
+      if (o.done->value("accepted", false)) ++accepted;
+      else ++rejected;
+    }
+    rep.stats["leader_writes_accepted"] = accepted;
+    rep.stats["leader_writes_rejected"] = rejected;
+    if (fin.is_null()) return;
+    std::map<std::int64_t, std::pair<std::int64_t, std::string>> last;  // election -> (highest token, op)
+    std::size_t rows = 0;
+    for (const auto& row : fin.value("leader_log", json::array())) {
+      // [seq, election, fence, op]
+      const std::int64_t el = row.at(1).get<std::int64_t>();
+      const std::int64_t fence = row.at(2).get<std::int64_t>();
+      const std::string op = row.at(3).get<std::string>();
+      ++rows;
+      auto it = last.find(el);
+      if (it != last.end() && fence < it->second.first)
+        add("two_leaders", "election E" + std::to_string(el) + ": leader write " + op + " with token " +
+                               std::to_string(fence) + " was accepted after leader write " + it->second.second +
+                               " with token " + std::to_string(it->second.first));
+      if (it == last.end() || fence >= it->second.first) last[el] = {fence, op};
+    }
+    rep.stats["leader_log_rows"] = rows;
+  }
+
   // ------------------------------------------------------------------ idempotency
   void check_charges(const json& fin) {
     std::map<std::string, std::map<std::string, std::vector<std::string>>> answers;  // key -> body -> ops
@@ -548,6 +586,7 @@ check_report check_history(const std::vector<json>& events, const std::vector<js
   c.build_grants(evs);
   c.check_locks();
   c.check_writes(final_state);
+  c.check_leaders(final_state);
   c.check_charges(final_state);
   c.count_faults(faults, evs);
   if (final_state.is_null() || !final_state.value("complete", false))

@@ -4,6 +4,9 @@
 // final state read after the run (final.json), and reports violations:
 //
 //   overlapping_holders      two grants of one lock whose validity windows overlap
+//   two_leaders              two leaderships of one election whose windows overlap, or a
+//                            leader write accepted after a write of a later leader
+//                            (a larger token) in server commit order
 //   fence_not_increasing     a grant that began after another had completed got a
 //                            smaller (or equal) fencing token
 //   duplicate_fence          two grants of one lock with the same token

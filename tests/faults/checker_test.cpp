@@ -153,6 +153,39 @@ TEST(Checker, APermitBeyondTheCountIsReported) {
   EXPECT_EQ(kind(r, "permit_oversubscribed"), 1u) << format_report(r);
 }
 
+// Leaderships: campaign ... resign windows of one election must not overlap, and the
+// leaders' writes (el_log, commit order) must not go back to a smaller token.
+TEST(Checker, TwoLeadersAtOnceAreReported) {
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev};
+  auto ca = a.invoke(0, "campaign", {{"lock", "E0"}});
+  a.done(ca, 2 * ms, "ok", "campaign", {{"lock", "E0"}, {"fence", 1}, {"until", 1000 * ms}});
+  auto cb = b.invoke(3 * ms, "campaign", {{"lock", "E0"}});
+  b.done(cb, 500 * ms, "ok", "campaign", {{"lock", "E0"}, {"fence", 2}, {"until", 1500 * ms}});  // while a led
+  auto ra = a.invoke(800 * ms, "resign", {{"lock", "E0"}, {"fence", 1}, {"until", 1000 * ms}});
+  a.done(ra, 801 * ms, "ok", "resign");
+  json fin = empty_final();
+  fin["leader_log"] = {{1, 0, 2, "w1.1/0/9"}, {2, 0, 1, "w0.1/0/9"}};  // a wrote after b
+  auto r = check_history(ev, {}, fin);
+  EXPECT_EQ(kind(r, "two_leaders"), 2u) << format_report(r);
+  EXPECT_EQ(kind(r, "overlapping_holders"), 0u) << format_report(r);
+}
+
+TEST(Checker, LeadersTakingTurnsAreFine) {
+  std::vector<json> ev;
+  hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev};
+  auto ca = a.invoke(0, "campaign", {{"lock", "E0"}});
+  a.done(ca, 2 * ms, "ok", "campaign", {{"lock", "E0"}, {"fence", 1}, {"until", 1000 * ms}});
+  auto ra = a.invoke(100 * ms, "resign", {{"lock", "E0"}, {"fence", 1}, {"until", 1000 * ms}});
+  a.done(ra, 101 * ms, "ok", "resign");
+  auto cb = b.invoke(3 * ms, "campaign", {{"lock", "E0"}});
+  b.done(cb, 102 * ms, "ok", "campaign", {{"lock", "E0"}, {"fence", 2}, {"until", 1100 * ms}});
+  json fin = empty_final();
+  fin["leader_log"] = {{1, 0, 1, "w0.1/0/9"}, {2, 0, 2, "w1.1/0/9"}};
+  auto r = check_history(ev, {}, fin);
+  EXPECT_EQ(r.violation_total(), 0u) << format_report(r);
+}
+
 TEST(Checker, WindowEndsAtReleaseOrObservedLoss) {
   std::vector<json> ev;
   hist a{"w0.1", 0, &ev}, b{"w1.1", 0, &ev}, c{"w2.1", 0, &ev};

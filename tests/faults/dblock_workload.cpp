@@ -22,6 +22,9 @@
 //                the checker holds readers and writers apart and counts permits.
 //   charge       an idempotent "charge" with run_once(tx): its side effect (a row in
 //                idem_charges) and the idempotency record commit together.
+//   lead cycle   (--elect-share of the cycles) campaign in election E0, 1-3 leader writes
+//                to el_resource fenced by the leadership's token (UPDATE ... WHERE fence <=
+//                token), each logged in el_log in the same transaction, then resign.
 // Every operation is recorded (invoke, then ok / fail / info) in the worker's history.
 //
 // Faults (--faults, comma separated): kill (SIGKILL a random worker at a random moment,
@@ -55,6 +58,8 @@
 //                   records it as the write hold (a writer admitted beside readers)
 //   permit-overgrant a permit is taken from another semaphore of N + 1 permits and recorded
 //                   as one of the N (permit N + 1 granted)
+//   unfenced-election  a leader that never re-checks is_held() and writes as leader without
+//                   the fence condition (and lead cycles only, held longer)
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -83,6 +88,7 @@
 
 #include "core/backend.hpp"
 #include "core/catalog.hpp"
+#include "dblock/election.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/open.hpp"
@@ -164,6 +170,7 @@ struct worker_config {
   double lock_share = 0.6;  // fraction of lock cycles (the rest are charges)
   double family_share = 0.3;  // fraction of lock cycles that are read-write / semaphore cycles
   int permits = 2;            // permits of each semaphore S<i>
+  double elect_share = 0.2;  // fraction of all cycles that are lead cycles (taken first)
   int idem_lease_ms = 1000;
   int key_period_ms = 500;
   int keys_per_period = 6;
@@ -182,11 +189,14 @@ class worker_thread {
     while (!g_stop.load()) {
       try {
         if (!db_) connect();
-        if (uniform() < cfg_.lock_share || !DBLOCK_FAULTS_IDEMPOTENCY) {
+        if (cfg_.bug == "unfenced-election" || uniform() < cfg_.elect_share) {
+          lead_cycle();
+        } else if (uniform() < cfg_.lock_share || !DBLOCK_FAULTS_IDEMPOTENCY) {
           if (uniform() < cfg_.family_share) family_cycle();
           else lock_cycle();
+        } else {
+          charge();
         }
-        else charge();
         if (last_op_failed_) {
           ++errors_in_a_row;
           // The database is restarting or our connection was killed: back off a little;
@@ -424,6 +434,120 @@ class worker_thread {
       h_.append(e);
     } catch (const dblock::error& x) {
       auto e = ev(rop, "release", "info");
+      e["error"] = to_string(x.kind());
+      e["what"] = x.what();
+      h_.append(e);
+      last_op_failed_ = true;
+    }
+  }
+
+  // ---------------------------------------------------------------- lead cycle
+  // Leadership of E0 is a lease of its own kind for the checker: "campaign" opens a window
+  // (like an acquire), "resign" closes it (like a release); leader writes go to el_resource,
+  // logged in el_log in server commit order, where a token going down is two leaders at once.
+  void lead_cycle() {
+    last_op_failed_ = false;
+    const std::string name = "E0";
+    const bool bug = cfg_.bug == "unfenced-election";
+    const std::int64_t op = ++next_op_;
+    auto inv = ev(op, "campaign", "invoke");
+    inv["lock"] = name;
+    h_.append(inv);
+    std::optional<leadership> lead;
+    try {
+      election e(*session_, name);
+      lead.emplace(e.campaign(cfg_.id + "/" + std::to_string(t_), milliseconds(cfg_.wait_ms)));
+    } catch (const timeout_error&) {
+      auto e = ev(op, "campaign", "fail");
+      e["error"] = "timeout";
+      h_.append(e);
+      return;
+    } catch (const dblock::error& x) {
+      auto e = ev(op, "campaign", "info");  // the grant may have happened: outcome unknown
+      e["error"] = to_string(x.kind());
+      e["what"] = x.what();
+      h_.append(e);
+      last_op_failed_ = true;
+      return;
+    }
+    const std::int64_t fence = lead->fence();
+    std::int64_t t0 = mono_ns();
+    std::int64_t until = t0 + lead->remaining().count() * 1'000'000;
+    {
+      auto e = ev(op, "campaign", "ok");
+      e["lock"] = name;
+      e["fence"] = fence;
+      e["until"] = until;
+      h_.append(e);
+    }
+    const int steps = bug ? 3 : 1 + static_cast<int>(below(3));
+    for (int s = 0; s < steps && !g_stop.load(); ++s) {
+      t0 = mono_ns();
+      const auto rem = lead->remaining();
+      if (rem.count() <= 0 && !bug) {
+        std::string reason = lead->lost_reason();
+        h_.append({{"ev", "lost"}, {"source", "observed"}, {"w", cfg_.id}, {"t", t_}, {"lock", name}, {"fence", fence},
+                   {"reason", reason.empty() ? "local deadline passed" : reason}});
+        break;
+      }
+      if (rem.count() > 0) until = std::max(until, t0 + rem.count() * 1'000'000);
+      sleep_ms(below(cfg_.cs_sleep_ms + 1));
+      lead_write(name, fence, until, !bug);
+      if (last_op_failed_) break;
+    }
+    const std::int64_t rop = ++next_op_;
+    auto rinv = ev(rop, "resign", "invoke");
+    rinv["lock"] = name;
+    rinv["fence"] = fence;
+    rinv["until"] = until;
+    h_.append(rinv);
+    try {
+      lead->resign();
+      h_.append(ev(rop, "resign", "ok"));
+    } catch (const lock_lost& x) {
+      auto e = ev(rop, "resign", "fail");
+      e["error"] = "lock_lost";
+      e["what"] = x.what();
+      h_.append(e);
+    } catch (const dblock::error& x) {
+      auto e = ev(rop, "resign", "info");
+      e["error"] = to_string(x.kind());
+      e["what"] = x.what();
+      h_.append(e);
+      last_op_failed_ = true;
+    }
+  }
+
+  // A leader's write: fenced by the leadership's token, or not (the planted bug).
+  void lead_write(const std::string& name, std::int64_t fence, std::int64_t until, bool fenced) {
+    const std::int64_t op = ++next_op_;
+    const std::string id = op_id(op);
+    auto inv = ev(op, "lead_write", "invoke");
+    inv["lock"] = name;
+    inv["fence"] = fence;
+    inv["mode"] = fenced ? "fenced" : "unfenced";
+    inv["until"] = until;
+    h_.append(inv);
+    bool accepted = false;
+    try {
+      transact(*db_, [&](transaction_ref tx) {
+        const auto& b = detail::backend_of(tx);
+        auto r = fenced ? sql(b, "UPDATE el_resource SET value = $1, fence = $2 WHERE id = 0 AND fence <= $2", {id, fence})
+                        : sql(b, "UPDATE el_resource SET value = $1, fence = $2 WHERE id = 0", {id, fence});
+        accepted = r.affected == 1;
+        if (accepted) sql(b, "INSERT INTO el_log (election, fence, op) VALUES (0, $1, $2)", {fence, id});
+      });
+      auto e = ev(op, "lead_write", "ok");
+      e["accepted"] = accepted;
+      h_.append(e);
+    } catch (const commit_unknown& x) {
+      auto e = ev(op, "lead_write", "info");
+      e["error"] = "commit_unknown";
+      e["what"] = x.what();
+      h_.append(e);
+      last_op_failed_ = true;
+    } catch (const dblock::error& x) {
+      auto e = ev(op, "lead_write", "fail");
       e["error"] = to_string(x.kind());
       e["what"] = x.what();
       h_.append(e);
@@ -765,6 +889,10 @@ class driver {
                   " NOT NULL, fence BIGINT NOT NULL)");
     b->run_script("CREATE TABLE fw_log (seq " + serial + ", resource BIGINT NOT NULL, fence BIGINT NOT NULL, op " +
                   text + " NOT NULL, kind " + text + " NOT NULL)");
+    b->run_script("CREATE TABLE el_resource (id BIGINT PRIMARY KEY, value " + text + " NOT NULL, fence BIGINT NOT NULL)");
+    b->run_script("CREATE TABLE el_log (seq " + serial + ", election BIGINT NOT NULL, fence BIGINT NOT NULL, op " +
+                  text + " NOT NULL)");
+    b->run_script("INSERT INTO el_resource (id, value, fence) VALUES (0, '', 0)");
     b->run_script("CREATE TABLE idem_charges (id " + serial + ", idem_key " + text + " NOT NULL, charge_id " + text +
                   " NOT NULL, op " + text + " NOT NULL)");
     for (int i = 0; i < cfg_.w.locks * 2; ++i)
@@ -802,6 +930,10 @@ class driver {
       res.push_back({to_i64(r[0]), r[1].value_or(""), to_i64(r[2])});
     for (auto& r : rows("SELECT id, idem_key, charge_id, op FROM idem_charges ORDER BY id"))
       charges.push_back({to_i64(r[0]), r[1].value_or(""), r[2].value_or(""), r[3].value_or("")});
+    json leader_log = json::array();
+    for (auto& r : rows("SELECT seq, election, fence, op FROM el_log ORDER BY seq"))
+      leader_log.push_back({to_i64(r[0]), to_i64(r[1]), to_i64(r[2]), r[3].value_or("")});
+    fin["leader_log"] = leader_log;
     fin["log"] = log;
     fin["resources"] = res;
     fin["charges"] = charges;
@@ -845,6 +977,7 @@ class driver {
         "--wait-ms", std::to_string(w.wait_ms),
         "--cs-sleep-ms", std::to_string(w.cs_sleep_ms), "--lock-share", std::to_string(w.lock_share),
         "--family-share", std::to_string(w.family_share), "--permits", std::to_string(w.permits),
+        "--elect-share", std::to_string(w.elect_share),
         "--idem-lease-ms", std::to_string(w.idem_lease_ms), "--key-period-ms", std::to_string(w.key_period_ms),
         "--keys-per-period", std::to_string(w.keys_per_period), "--pause-prob", std::to_string(w.pause_prob),
         "--bug", w.bug, "--seed", std::to_string(w.seed * 131 + static_cast<std::uint64_t>(s.index) * 17 + static_cast<std::uint64_t>(s.incarnation))};
@@ -1270,12 +1403,15 @@ void add_worker_options(CLI::App& app, worker_config& w) {
   app.add_option("--family-share", w.family_share,
                  "fraction of lock cycles on read-write locks and semaphores (the rest: lease locks)");
   app.add_option("--permits", w.permits, "permits of each semaphore")->check(CLI::Range(1, 100));
+  app.add_option("--elect-share", w.elect_share, "fraction of all cycles that are lead cycles (election E0)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--idem-lease-ms", w.idem_lease_ms, "idempotency attempt lease");
   app.add_option("--key-period-ms", w.key_period_ms, "a new generation of idempotency keys every ...");
   app.add_option("--keys-per-period", w.keys_per_period, "keys per generation");
   app.add_option("--pause-prob", w.pause_prob, "probability of a simulated pause (planted-bug runs)");
   app.add_option("--bug", w.bug, "planted bug")->check(CLI::IsMember({"none", "unsafe-release", "unfenced-write", "unchecked-action", "idem-no-tx",
-                                                                     "rw-writer-beside-reader", "permit-overgrant"}));
+                                                                     "rw-writer-beside-reader", "permit-overgrant",
+                                                                     "unfenced-election"}));
   app.add_option("--seed", w.seed, "random seed");
 }
 

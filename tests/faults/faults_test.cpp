@@ -370,6 +370,28 @@ TEST_F(PlantedBug, UncheckedActionAfterLostLeaseIsCaughtPostgresqlPartition) {
   EXPECT_GT(count(s, "late_unfenced_action"), 0) << s.dump(2);
 }
 
+// An election without the fence check: a leader that never re-checks is_held() and writes
+// as leader without the fence condition. Paused past its TTL (and lock delay: 0 here), it
+// writes after the next leader did - two leaders at once in the leaders' write log.
+TEST_F(PlantedBug, ElectionWithoutTheFenceCheckIsCaughtSqlite) {
+  auto s = run_until_caught(
+      spec(db::sqlite, "pause", "unfenced-election", 10,
+           {"--fault-interval-ms", "600", "--cs-sleep-ms", "150", "--lock-delay-ms", "0"}),
+      {"two_leaders"});
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "two_leaders"), 0) << s.dump(2);
+}
+TEST_F(PlantedBug, ElectionWithoutTheFenceCheckIsCaughtPostgresql) {
+  auto s = run_until_caught(
+      spec(db::postgresql, "pause", "unfenced-election", 10,
+           {"--fault-interval-ms", "600", "--cs-sleep-ms", "150", "--lock-delay-ms", "0"}),
+      {"two_leaders"});
+  skip_or_fail_if_missing();
+  if (IsSkipped()) return;
+  ASSERT_FALSE(s.is_null());
+  EXPECT_GT(count(s, "two_leaders"), 0) << s.dump(2);
+}
+
 // begin(), the side effect in a transaction of its own, complete(): a pause longer than
 // the idempotency lease lets a retry take the attempt over and charge again.
 TEST_F(PlantedBug, IdempotentSideEffectOutsideTheTransactionIsCaughtSqlite) {

@@ -309,4 +309,29 @@ std::vector<std::string> renewed_keys(const result& r) {
   return keys;
 }
 
+// ------------------------------------------------------------ elections
+
+bool table_elections::set(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+                          const std::string& value) const {
+  auto r = b.exec("elect_set", {name, owner, fence, value});
+  return set_counts_rows_ ? r.affected > 0 : !r.rows.empty();
+}
+
+std::optional<leader_info> table_elections::leader(backend& b, const std::string& name) const {
+  auto r = b.exec("elect_leader", {name});
+  if (r.rows.empty()) return std::nullopt;
+  const auto& row = r.rows[0];
+  leader_info i;
+  i.name = name;
+  i.value = rows::text(row, 0);
+  i.fence = rows::i64(row, 1, "leader fence");
+  i.holder = rows::text(row, 2);
+  i.expires_in = std::chrono::milliseconds(rows::i64(row, 3, "leader expires_in_ms"));
+  return i;
+}
+
+void table_elections::clear(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const {
+  (void)b.exec("elect_clear", {name, owner, fence});
+}
+
 }  // namespace dblock::detail

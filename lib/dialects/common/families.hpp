@@ -3,6 +3,7 @@
 // from, so each behaviour is written once. Internal.
 #pragma once
 
+#include "core/ops/election.hpp"
 #include "core/ops/idempotency.hpp"
 #include "core/ops/holders.hpp"
 #include "core/ops/lease_table.hpp"
@@ -136,5 +137,21 @@ class holder_table final : public holders_ops {
 // The renewal's answer as session keys: a row's name, or holder_key(name, slot) when the
 // statement's second column (the slot) is not NULL.
 [[nodiscard]] std::vector<std::string> renewed_keys(const result& r);
+
+// The election statements, the same columns on every dialect: elect_set.sql (a row back, or
+// on MariaDB/MySQL 8.0 a matched row, = stored), elect_leader.sql (value, fence, holder,
+// expires_in_ms), elect_clear.sql.
+class table_elections : public election_ops {
+ public:
+  // set_counts_rows: elect_set.sql returns no row (no INSERT ... RETURNING); its matched count says.
+  explicit table_elections(bool set_counts_rows) : set_counts_rows_(set_counts_rows) {}
+  bool set(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
+           const std::string& value) const override;
+  std::optional<leader_info> leader(backend& b, const std::string& name) const override;
+  void clear(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const override;
+
+ private:
+  bool set_counts_rows_;
+};
 
 }  // namespace dblock::detail

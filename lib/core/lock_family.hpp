@@ -1,0 +1,35 @@
+// lib/core/lock_family.hpp — what the lock family (multi-locks, lib/core/multi_lock.cpp;
+// leader election, lib/core/election.cpp) uses of a session (lib/core/lock.cpp): its
+// connection, owner token and statements, and a way to record a grant made elsewhere as one
+// of its holds, so that the grant is renewed, watched and reported lost like any lease.
+// Internal.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/backend.hpp"
+#include "core/ops/lease_table.hpp"
+#include "dblock/lock.hpp"
+
+namespace dblock::detail {
+
+[[nodiscard]] std::shared_ptr<session_core> core_of(session& s);
+[[nodiscard]] backend& db_of(session_core& c);
+[[nodiscard]] const lease_table_ops& table_of(session_core& c);
+[[nodiscard]] const session_options& options_of(const session_core& c);
+[[nodiscard]] const std::string& owner_of(const session_core& c);
+// The request a try of `name` sends (a re-entry when the session holds it); empty when
+// another thread of the session owns it (owner_scope::thread).
+[[nodiscard]] std::optional<grant_request> request_for(session_core& c, const std::string& name);
+// Records a grant (made with db_of(c) held exclusively) as a hold of the session.
+[[nodiscard]] lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& name, std::int64_t fence,
+                                std::chrono::steady_clock::time_point t0);
+// Releases of other processes reach this process (NOTIFY), and the call that subscribes.
+[[nodiscard]] bool hears_releases(const session_core& c) noexcept;
+void listen_for_releases(session_core& c);
+
+}  // namespace dblock::detail

@@ -1,0 +1,220 @@
+// lib/core/multi_lock.cpp — all-or-nothing multi-locks (dblock/multi_lock.hpp), built on
+// the session's lease statements (lib/core/ops/lease_table.hpp) and holds
+// (lib/core/lock_family.hpp): one transaction grants every member in byte-wise name order,
+// or rolls back at the first refusal; the granted members become ordinary leases.
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "core/backend.hpp"
+#include "core/lock_family.hpp"
+#include "core/release_board.hpp"
+#include "core/wait_pacer.hpp"
+#include "dblock/errors.hpp"
+#include "dblock/metrics.hpp"
+#include "dblock/multi_lock.hpp"
+
+namespace dblock {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct multi_lock_access {
+  static multi_lease make(std::vector<lease> members) { return multi_lease(std::move(members)); }
+};
+
+namespace {
+
+// A refused member: the transaction is rolled back through this exception.
+struct member_refused {};
+
+// The set in canonical order: sorted byte-wise (std::string compares unsigned chars as
+// char_traits<char>::lt, which compares as unsigned char), checked.
+std::vector<lock_member> canonical(const std::vector<lock_member>& members) {
+  if (members.empty()) throw invalid_argument("a multi-lock needs at least one name");
+  std::vector<lock_member> out = members;
+  for (const auto& m : out) {
+    validate_lock_name(m.name);
+    if (m.mode != lock_mode::exclusive)
+      throw invalid_argument("multi-lock member '" + m.name + "' asks for mode " + to_string(m.mode) +
+                             "; a multi-lock's members are lease locks (lock_mode::exclusive)");
+  }
+  std::sort(out.begin(), out.end(), [](const lock_member& a, const lock_member& b) { return a.name < b.name; });
+  for (std::size_t i = 1; i < out.size(); ++i)
+    if (out[i].name == out[i - 1].name) throw invalid_argument("lock name '" + out[i].name + "' appears twice in the set");
+  return out;
+}
+
+struct refusal {
+  std::string name;
+  std::optional<lock_info> holder;
+};
+
+// One try of the whole set; the refusing member in *refused.
+std::optional<multi_lease> try_set(session& s, const std::vector<lock_member>& set, refusal* refused) {
+  auto core = detail::core_of(s);
+  auto& db = detail::db_of(*core);
+  const auto& table = detail::table_of(*core);
+  std::vector<detail::grant_request> reqs;
+  reqs.reserve(set.size());
+  for (const auto& m : set) {
+    auto r = detail::request_for(*core, m.name);
+    if (!r) {  // another thread of this session owns it (owner_scope::thread)
+      detail::count(counter::lock_not_acquired);
+      if (refused) *refused = {m.name, std::nullopt};
+      return std::nullopt;
+    }
+    reqs.push_back(std::move(*r));
+  }
+  // Under the connection's mutex from BEGIN to the holds' record, as a single try (lock.cpp).
+  return db.exclusive([&]() -> std::optional<multi_lease> {
+    std::vector<std::int64_t> fences;
+    clock_type::time_point t0;
+    for (int attempt = 1;; ++attempt) {
+      t0 = clock_type::now();  // before sending: the local deadlines err early
+      fences.clear();
+      try {
+        db.in_transaction([&] {
+          for (const auto& r : reqs) {
+            auto g = table.acquire(db, r);
+            if (!g.granted || !g.state) {
+              if (refused) *refused = {r.name, std::move(g.state)};
+              throw member_refused{};
+            }
+            fences.push_back(g.state->fence);
+          }
+        });
+        break;
+      } catch (const member_refused&) {
+        detail::count(counter::lock_not_acquired);
+        return std::nullopt;
+      } catch (const transaction_conflict&) {
+        // A deadlock victim (InnoDB's gap locks can still cross): the whole set was rolled
+        // back; again, a few times, then as a refusal.
+        if (attempt >= 3) {
+          detail::count(counter::lock_not_acquired);
+          if (refused) *refused = {reqs.front().name, std::nullopt};
+          return std::nullopt;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(500 * attempt));
+      }
+    }
+    std::vector<lease> leases;
+    leases.reserve(reqs.size());
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+      leases.push_back(detail::adopt_grant(core, reqs[i].name, fences[i], t0));
+    return multi_lock_access::make(std::move(leases));
+  });
+}
+
+std::string describe(const refusal& r) {
+  if (!r.holder) return "lock '" + r.name + "' is held by another owner or promised to an earlier waiter";
+  return "lock '" + r.name + "' is held by '" + r.holder->holder + "' (fence " + std::to_string(r.holder->fence) +
+         ") until " + r.holder->expires_at + " server time (" + std::to_string(r.holder->expires_in.count()) +
+         " ms from now)";
+}
+
+}  // namespace
+
+std::optional<multi_lease> try_acquire_all(session& s, const std::vector<lock_member>& members) {
+  return try_set(s, canonical(members), nullptr);
+}
+
+multi_lease acquire_all(session& s, const std::vector<lock_member>& members, milliseconds wait) {
+  if (wait < milliseconds(0)) throw invalid_argument("negative wait " + std::to_string(wait.count()) + " ms");
+  const auto set = canonical(members);
+  auto core = detail::core_of(s);
+  const auto& opts = detail::options_of(*core);
+  auto& board = detail::release_board::get();
+  const auto started = clock_type::now();
+  const auto deadline = started + wait;
+  detail::wait_pacer pacer(opts.min_backoff, opts.max_backoff, started, std::random_device{}(),
+                           detail::hears_releases(*core));
+  std::vector<std::uint64_t> seen(set.size());
+  for (int attempt = 0;; ++attempt) {
+    for (std::size_t i = 0; i < set.size(); ++i) seen[i] = board.generation(set[i].name);  // before trying
+    refusal r;
+    std::optional<multi_lease> got;
+    try {
+      got = try_set(s, set, &r);
+    } catch (const lock_not_available&) {
+      r = {set.front().name, std::nullopt};  // SQLite busy: another writer; try again
+    }
+    if (got) {
+      if (attempt > 0) detail::count(counter::lock_waits);
+      return std::move(*got);
+    }
+    const auto now = clock_type::now();
+    if (now >= deadline) {
+      if (attempt > 0) detail::count(counter::lock_waits);
+      throw timeout_error(describe(r) + "; the set of " + std::to_string(set.size()) +
+                          " locks was not acquired within " + std::to_string(wait.count()) + " ms");
+    }
+    std::size_t idx = 0;
+    while (idx + 1 < set.size() && set[idx].name != r.name) ++idx;
+    pacer.refused(r.holder ? std::optional<std::int64_t>(r.holder->fence) : std::nullopt, now);
+    const auto sleep = pacer.next(r.holder ? std::optional<milliseconds>(r.holder->expires_in) : std::nullopt, now);
+    detail::listen_for_releases(*core);
+    board.wait(set[idx].name, seen[idx], std::min(deadline, clock_type::now() + sleep));
+  }
+}
+
+// ----------------------------------------------------------------------------- multi_lease
+
+multi_lease& multi_lease::operator=(multi_lease&& o) noexcept {
+  if (this != &o) {
+    try {
+      release();
+    } catch (...) {
+    }
+    members_ = std::move(o.members_);
+  }
+  return *this;
+}
+
+multi_lease::~multi_lease() {
+  try {
+    release();
+  } catch (...) {
+    // Best effort: an unreleased row expires after its TTL.
+  }
+}
+
+std::int64_t multi_lease::fence(std::string_view name) const {
+  for (const auto& l : members_)
+    if (l.name() == name) return l.fence();
+  throw invalid_argument("lock '" + std::string(name) + "' is not a member of this set");
+}
+
+bool multi_lease::is_held() const noexcept {
+  if (members_.empty()) return false;
+  return std::all_of(members_.begin(), members_.end(), [](const lease& l) { return l.is_held(); });
+}
+
+milliseconds multi_lease::remaining() const noexcept {
+  if (members_.empty()) return milliseconds(0);
+  auto left = milliseconds::max();
+  for (const auto& l : members_) left = std::min(left, l.remaining());
+  return left;
+}
+
+void multi_lease::release() {
+  auto members = std::move(members_);
+  members_.clear();
+  std::exception_ptr first;
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    try {
+      it->release();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void multi_lease::verify_in(transaction_ref tx) const {
+  if (members_.empty()) throw lock_lost("verify_in on a released multi-lock");
+  for (const auto& l : members_) l.verify_in(tx);
+}
+
+}  // namespace dblock
