@@ -327,7 +327,7 @@ void lease::release_hold() {
     return detail::retry_conflicts(*core->db, [&] {
       return final_hold ? ops.release(*core->db, h->name, core->owner, h->slot, fence)
                         : ops.decrement(*core->db, h->name, core->owner, fence, write);
-    });
+    }, detail::conflict_retries::give_back);
   });
   // Waiters of this process look again: a final release frees room, a write hold given back
   // lets readers in.

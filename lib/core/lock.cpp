@@ -231,7 +231,7 @@ void lease::release() {
     const bool no_flush = core->opts.async_release && core->table->async_release();
     return detail::retry_conflicts(*core->db, [&] {
       return core->table->release(*core->db, h->name, core->owner, h->fence, final_hold, no_flush);
-    });
+    }, detail::conflict_retries::give_back);
   });
   const bool ours = !outcome || *outcome != release_outcome::not_ours;
   if (final_hold && outcome && *outcome != release_outcome::decremented) detail::release_board::get().bump(h->name);

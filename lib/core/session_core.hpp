@@ -74,6 +74,11 @@ struct session_core final : link::job {
   // Guarded by mu:
   std::unordered_map<std::string, std::shared_ptr<held_lock>> held;
   int tickets = 0;          // this session's live tickets in wait lines (renewed with its leases)
+  // Tickets whose delete failed (a deadlock victim past its retries, a lost connection). The
+  // renewal keeps every live ticket of the owner while the session waits for any name, so
+  // such a ticket would not expire while the session keeps waiting, and a later wait for its
+  // name would queue behind it: each wait deletes them first (drop_stale_tickets).
+  std::vector<std::int64_t> stale_tickets;
   bool stopping = false;
   bool renewing = false;    // a renewal of this session is in flight on renewals->conn()
   // When the deadline thread cuts that renewal: half a period (at least 1 s) after it was
@@ -367,6 +372,27 @@ struct session_core final : link::job {
     return req;
   }
 
+  // Deletes the tickets whose earlier delete failed; those that fail again stay listed.
+  void drop_stale_tickets() {
+    std::vector<std::int64_t> stale;
+    {
+      std::lock_guard l(mu);
+      if (stale_tickets.empty()) return;
+      stale.swap(stale_tickets);
+    }
+    std::vector<std::int64_t> kept;
+    for (auto t : stale) {
+      try {
+        detail::retry_conflicts(*db, [&] { line->leave(*db, t, owner); }, detail::conflict_retries::give_back);
+      } catch (const std::exception&) {
+        kept.push_back(t);
+      }
+    }
+    if (kept.empty()) return;
+    std::lock_guard l(mu);
+    stale_tickets.insert(stale_tickets.end(), kept.begin(), kept.end());
+  }
+
   static std::shared_ptr<session_core> of(session& s) { return s.core_; }
 
   void stop() {
@@ -400,11 +426,7 @@ class ticket {
   ticket& operator=(const ticket&) = delete;
   ~ticket() {
     if (!held_) return;
-    try {
-      c_.line->leave(*c_.db, number_, c_.owner);
-    } catch (...) {
-      // The ticket expires when the session stops renewing it.
-    }
+    leave();
     forget();
   }
 
@@ -427,17 +449,26 @@ class ticket {
   // that it never blocks the next waiter.
   void granted() {
     if (!held_) return;
-    if (!grant_consumes_) {
-      try {
-        c_.line->leave(*c_.db, number_, c_.owner);
-      } catch (...) {
-        // Left to expire: the next waiter waits at most one TTL for it.
-      }
-    }
+    if (!grant_consumes_) leave();
     forget();
   }
 
  private:
+  // Deletes the ticket, again when chosen as a deadlock victim; when that still fails, the
+  // session deletes it before its next wait (session_core::drop_stale_tickets).
+  void leave() noexcept {
+    try {
+      detail::retry_conflicts(
+          *c_.db, [&] { c_.line->leave(*c_.db, number_, c_.owner); }, detail::conflict_retries::give_back);
+    } catch (...) {
+      try {
+        std::lock_guard l(c_.mu);
+        c_.stale_tickets.push_back(number_);
+      } catch (...) {
+        // Out of memory: the ticket expires once the session stops waiting.
+      }
+    }
+  }
   void forget() {
     held_ = false;
     std::lock_guard l(c_.mu);
@@ -461,6 +492,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
   const auto deadline = started + wait;
   detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(), c.release_notices);
   auto& board = detail::release_board::get();
+  c.drop_stale_tickets();  // never queue behind a ticket of our own
   ticket place(c, consumes_ticket);
   std::int64_t ahead = 0;  // live tickets before ours, when we have one
   auto record_wait = [&] {
