@@ -103,9 +103,15 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
     c.renewals_cuttable = true;
     if (c.opts.detect_crashes && detail::crash_fast_path_allowed(*c.db, c.db->multi_primary())) {
       try {
-        c.live_link = link::shared(*c.db, o, link::role::liveness);
-        c.live = detail::liveness::of(c.live_link);
         const int code = detail::liveness::window_code(c.opts.liveness_window);
+        // A window under the default gets the process's liveness connection, whose thread
+        // runs heartbeats only: on the renewal connection a heartbeat can queue behind a
+        // renewal of many rows for longer than a short window. The default window shares
+        // the renewal connection, so a process keeps at most two connections per database.
+        c.live_link = detail::liveness::window_of(code) < session_options{}.liveness_window
+                          ? link::shared(*c.db, o, link::role::liveness)
+                          : (c.notices ? c.notices : link::shared(*c.db, o));
+        c.live = detail::liveness::of(c.live_link);
         c.mark = c.live->adopt(
             [code] {
               return std::string(1, detail::marker_owner_prefix) + static_cast<char>('0' + code) +
