@@ -53,8 +53,10 @@ liveness::~liveness() {
 
 void liveness::confirm(std::uint64_t conn, clock::time_point sent) {
   if (conn != confirmed_conn_) {
-    previous_conn_ = confirmed_conn_;
-    previous_sent_ = confirmed_sent_;
+    if (confirmed_conn_ != 0) {
+      if (past_.size() >= 64) past_.erase(past_.begin());
+      past_.emplace_back(confirmed_conn_, confirmed_sent_);
+    }
     confirmed_conn_ = conn;
     confirmed_sent_ = sent;
   } else if (sent > confirmed_sent_) {
@@ -125,7 +127,8 @@ liveness::clock::time_point liveness::trusted_until(const marker& m, std::uint64
   if (e == 0) return clock::time_point{};
   if (m.epoch == e && confirmed_conn_ == e) return confirmed_sent_ + m.window;
   // The marker's connection was replaced: what its last confirmation promised, no more.
-  if (previous_conn_ == e) return previous_sent_ + m.window;
+  for (auto it = past_.rbegin(); it != past_.rend(); ++it)
+    if (it->first == e) return it->second + m.window;
   return clock::time_point{};
 }
 
@@ -150,15 +153,20 @@ liveness::clock::time_point liveness::renew(backend& conn) noexcept {
           if (m->epoch != number) retake.push_back(m);
       }
       // A new connection: take the markers again, for grants from now on; holds granted
-      // under the old connection stay untrusted (their epoch differs).
+      // under the old connection keep what their last confirmation there promised, no more
+      // (trusted_until reads them in past_).
+      std::vector<std::uint64_t> now_on;
       for (auto& m : retake) {
         std::string server_connection;
         const bool taken = ops_.take(conn, m->owner, &server_connection) == marker_take::taken &&
                            epoch_of(server_connection) == number;
-        std::lock_guard g(mu_);
-        m->epoch = taken ? number : 0;
+        now_on.push_back(taken ? number : 0);
       }
+      // The new epochs and the confirmation that moves the old connection to past_
+      // change together: between the two, a hold of the old connection would read as
+      // untrusted, earlier than it was promised.
       std::lock_guard g(mu_);
+      for (std::size_t i = 0; i < retake.size(); ++i) retake[i]->epoch = now_on[i];
       confirm(number, sent);
     });
   } catch (...) {

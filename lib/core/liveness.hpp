@@ -92,10 +92,10 @@ class liveness final : public link::job {
   std::vector<std::shared_ptr<marker>> markers_;
   std::uint64_t confirmed_conn_ = 0;       // the server connection (hashed name) the last answered heartbeat ran on
   clock::time_point confirmed_sent_{};     // when that heartbeat was sent
-  // The connection before it and its last confirmation: holds granted there keep what was
-  // promised to them (that confirmation + the window), never more.
-  std::uint64_t previous_conn_ = 0;
-  clock::time_point previous_sent_{};
+  // The connections before it, each with its last confirmation, newest last (at most 64):
+  // holds granted on one keep what was promised to them (that confirmation + the window),
+  // never more, however many times the connection was replaced since.
+  std::vector<std::pair<std::uint64_t, clock::time_point>> past_;
 };
 
 }  // namespace dblock::detail
