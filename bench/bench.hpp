@@ -149,6 +149,7 @@ void run_reaper(const options& o, const std::vector<combo>& combos, report& rep)
 void run_fleet(const options& o, const std::vector<combo>& combos, report& rep);
 // PostgreSQL's lease pair beside an advisory-lock pair and two Redis servers (bench/peers.cpp).
 void run_peers(const options& o, const std::vector<combo>& combos, report& rep);
+void run_crash(const options& o, const std::vector<combo>& combos, report& rep);
 // `dblock_bench fleet-proc ...`: one fleet process (bench/fleet.cpp).
 int fleet_main(int argc, char** argv);
 // `dblock_bench contend ...`: one hot-lock contender process (bench/hot_lock.cpp).

@@ -1,6 +1,6 @@
 // bench/main.cpp — `dblock_bench run`: the whole benchmark in one run, for PostgreSQL
 // (DBLOCK_TEST_PG_URL), MariaDB (DBLOCK_TEST_MYSQL_URL) and SQLite (a temp file): makes
-// throwaway databases, migrates them, runs the parts (micro, diag, renew, hot, reaper),
+// throwaway databases, migrates them, runs the parts (micro, diag, renew, hot, reaper, peers, crash),
 // prints one metric line per result on stdout, writes <out>/bench.json and the chart
 // <out>/bench.png (gnuplot, bench/chart.gp), and drops the databases. Progress goes to
 // stderr. Exit status: 0 when every benchmark ran (targets missed do not fail it: they are
@@ -255,13 +255,13 @@ bool write_chart(const report& rep, const std::filesystem::path& out, const std:
 
 int run(int argc, char** argv) {
   options o;
-  std::string size = "full", only, parts = "micro,diag,renew,hot,reaper,peers", out;
+  std::string size = "full", only, parts = "micro,diag,renew,hot,reaper,peers,crash", out;
   CLI::App app{"dblock_bench run — dblock against hand-written raw SQL, in one run (docs/performance.md)"};
   app.add_option("--size", size, "full (a few minutes) or tiny (CI smoke test, seconds)")
       ->check(CLI::IsMember({"full", "tiny"}));
   app.add_option("--out", out, "folder for bench.json, bench.png and the chart data (default bench/results)");
   app.add_option("--only", only, "combinations to run: pqxx_postgresql,mysql_mariadb,soci_sqlite");
-  app.add_option("--parts", parts, "parts to run: micro,diag,renew,hot,reaper,peers,fleet (fleet is not in the default)");
+  app.add_option("--parts", parts, "parts to run: micro,diag,renew,hot,reaper,peers,crash,fleet (fleet is not in the default)");
   app.add_option("--reps", o.reps, "micro: repetitions per benchmark");
   app.add_option("--min-time", o.min_time, "micro: seconds per repetition");
   app.add_option("--contenders", o.contenders, "hot lock: contender processes");
@@ -360,6 +360,7 @@ int run(int argc, char** argv) {
     if (wanted(parts, "hot")) run_hot_lock(o, combos, rep);
     if (wanted(parts, "reaper")) run_reaper(o, combos, rep);
     if (wanted(parts, "peers")) run_peers(o, combos, rep);
+    if (wanted(parts, "crash")) run_crash(o, combos, rep);
     if (!parts.empty() && wanted(parts, "fleet")) run_fleet(o, combos, rep);
   } catch (const std::exception& e) {
     rep.fail(std::string("aborted: ") + e.what());

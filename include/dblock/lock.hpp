@@ -96,6 +96,23 @@ struct session_options {
   // a committed grant on failover (replication.hpp; docs/operations.md, "Deployment
   // topologies"). Default: replication_policy::warn.
   replication_policy replication = replication_policy::warn;
+  // Crash detection (docs/locks.md, "Crash detection"): on PostgreSQL and MariaDB/MySQL
+  // opened from a URL (not through a transaction pooler, not on a Galera node) the session
+  // holds a liveness marker on the process's background connection, so a waiter takes a
+  // lock over within milliseconds of the holder's connection ending (its process killed)
+  // instead of at its TTL; in exchange a hold is trusted only while that connection is
+  // confirmed every few milliseconds, and counts as lost when it is not. Waiting sessions
+  // with this on take such locks over; with it off a session neither holds a marker nor
+  // takes over early. Elsewhere it changes nothing. Default: true.
+  bool detect_crashes = true;
+  // Crash detection's trade: a hold is trusted at most this long after its marker
+  // connection last answered (it is confirmed every quarter of it), and a crashed holder's
+  // lock goes to a waiter about this long + 5% + 5 ms after its connection ended. Rounded
+  // up to 50 ms x 2^k (50 ms to 25.6 s). Larger values survive longer stalls of the process
+  // or of the marker connection. 50 ms gives takeovers under 100 ms on a quiet host; a
+  // window under the default puts the process's markers on a connection of their own (one
+  // more per process and database) whose thread runs only heartbeats. Default: 800 ms.
+  std::chrono::milliseconds liveness_window{800};
 };
 
 // A row of the lock table, for `dblock locks` and for error messages.
@@ -134,12 +151,15 @@ class lease {
   [[nodiscard]] std::int64_t fence() const noexcept;
   // False once released, once the lease was reported lost, or once the local safety
   // deadline has passed: the monotonic clock read before the last successful
-  // acquire/renew was sent, plus the TTL, minus the margin (ttl * max_clock_drift).
+  // acquire/renew was sent, plus the TTL, minus the margin (ttl * max_clock_drift). With
+  // crash detection (session_options::detect_crashes) also as soon as the session's liveness
+  // marker connection has not been confirmed for liveness_window: check it before acting.
   [[nodiscard]] bool is_held() const noexcept;
   // Time left before the local safety deadline (zero when not held).
   [[nodiscard]] std::chrono::milliseconds remaining() const noexcept;
   // The local safety deadline itself (steady_clock; it moves later with each renewal).
-  // Once not held: steady_clock's epoch (long past).
+  // Once not held: steady_clock's epoch (long past). With crash detection the lease can end
+  // sooner, when its marker connection is lost (is_held() and on_lost say so).
   [[nodiscard]] std::chrono::steady_clock::time_point trusted_until() const noexcept;
   // Why the lease was lost (empty while held or after a normal release).
   [[nodiscard]] std::string lost_reason() const;

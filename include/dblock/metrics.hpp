@@ -30,6 +30,7 @@ enum class counter : int {
   reaper_errors,         // reaper passes that failed (it backs off and keeps going)
   reaped_waiters,        // expired wait-line tickets deleted by the reaper
   replication_unsafe,    // checks (session start, migrate) that found a setup able to lose a committed grant
+  lock_crash_takeovers,  // leases ended early because their holder's connection ended (crash detection)
   count_
 };
 

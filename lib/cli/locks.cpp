@@ -194,6 +194,10 @@ int run_exec(const global_options& g, const exec_args& a) {
   session_options opts;
   opts.ttl = ttl;
   opts.replication = replication_of(g);
+  // No crash detection for the command: its child would outlive a killed dblock process,
+  // and a waiter granted within milliseconds would run beside it. The TTL (and --grace)
+  // bound that overlap instead.
+  opts.detect_crashes = false;
   if (a.lock_delay) opts.lock_delay = parse_duration(*a.lock_delay);
   // The child must get SIGTERM no earlier than one full renewal period after the next
   // renewal is due, or a healthy run would be stopped: grace <= TTL - 2 periods - margin.

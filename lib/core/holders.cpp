@@ -63,6 +63,7 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
       std::lock_guard l(c.mu);
       if (auto it = c.held.find(key); it != c.held.end() && !it->second->lost) mine = it->second;
     }
+    const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();  // before sending: the local deadline errs early
     decision d;
     std::int64_t fence = 0;
@@ -138,6 +139,7 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
         slot = std::make_shared<held_lock>();
         slot->name = name;
         slot->mode = lock_mode::read;
+        slot->marker_epoch = epoch;
       }
       h = slot;
       h->fence = fence;
@@ -146,7 +148,7 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
       h->thread = std::this_thread::get_id();
       h->granted_at = t0;
       h->deadline = t0 + c.opts.ttl;
-      c.schedule(h->deadline - c.margin);
+      c.schedule(c.trusted_end(*h));
     }
     c.fire(gone);
     return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
@@ -158,6 +160,7 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
   auto& c = *self;
   const auto& ops = ops_of(c);
   return c.db->exclusive([&]() -> std::optional<permit_set> {
+    const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();
     decision d;
     std::vector<std::pair<std::int64_t, std::int64_t>> got;  // slot, fence
@@ -217,11 +220,12 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
         slot->mode = lock_mode::permit;
         slot->slot = s;
         slot->fence = fence;
+        slot->marker_epoch = epoch;
         slot->local_holds = 1;
         slot->thread = std::this_thread::get_id();
         slot->granted_at = t0;
         slot->deadline = t0 + c.opts.ttl;
-        c.schedule(slot->deadline - c.margin);
+        c.schedule(c.trusted_end(*slot));
         hs.push_back(slot);
       }
     }

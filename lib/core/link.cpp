@@ -66,8 +66,8 @@ std::map<std::string, std::weak_ptr<link>>& registry() {
 
 }  // namespace
 
-std::shared_ptr<link> link::shared(const backend& main, const open_options& opts) {
-  const auto key = key_of(main, opts);
+std::shared_ptr<link> link::shared(const backend& main, const open_options& opts, role r) {
+  const auto key = key_of(main, opts) + (r == role::liveness ? "\x1fliveness" : "");
   std::lock_guard l(registry_mu);
   auto& slot = registry()[key];
   if (auto existing = slot.lock()) return existing;
@@ -75,7 +75,8 @@ std::shared_ptr<link> link::shared(const backend& main, const open_options& opts
   // A single-writer database's busy handler sleeps up to 100 ms between retries and is
   // unfair to a long waiter: renewals fail fast instead and are retried within milliseconds.
   if (traits_of(conn->kind()).single_writer) conn->set_busy_timeout(milliseconds(20));
-  const bool can_listen = traits_of(conn->kind()).notify && !conn->pooled() && conn->raw().can_listen();
+  const bool can_listen =
+      r == role::renewals && traits_of(conn->kind()).notify && !conn->pooled() && conn->raw().can_listen();
   auto made = std::make_shared<link>(std::move(conn), can_listen);
   slot = made;
   return made;

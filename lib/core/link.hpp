@@ -32,7 +32,12 @@ class link {
   // The link of this process to the database `main` is connected to, with `opts` (the
   // renewal bounds) for its connection; opened on first use, closed with its last user.
   // Throws what opening the connection throws.
-  [[nodiscard]] static std::shared_ptr<link> shared(const backend& main, const open_options& opts);
+  // role = liveness: the process's second link, which holds the sessions' liveness markers
+  // and runs only their heartbeats (lib/core/liveness.hpp), so that a heartbeat never
+  // queues behind a renewal of many rows.
+  enum class role { renewals, liveness };
+  [[nodiscard]] static std::shared_ptr<link> shared(const backend& main, const open_options& opts,
+                                                    role r = role::renewals);
   // A link of one session's own on `conn` (an attached connection, or the session's database
   // connection when renewals share it): renewals only, no LISTEN.
   [[nodiscard]] static std::shared_ptr<link> on(std::shared_ptr<backend> conn);

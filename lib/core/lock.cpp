@@ -68,6 +68,9 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
   if (opts.lock_delay < milliseconds(0) || opts.lock_delay > std::chrono::hours(24))
     throw invalid_argument("lock_delay " + std::to_string(opts.lock_delay.count()) +
                            " ms is out of range (0 to 24 h)");
+  if (opts.liveness_window < milliseconds(1) || opts.liveness_window > milliseconds(25'600))
+    throw invalid_argument("liveness_window " + std::to_string(opts.liveness_window.count()) +
+                           " ms is out of range (1 ms to 25.6 s)");
   auto& c = *core_;
   c.db = detail::backend_of(db);
   detail::check_replication_once(*c.db, opts.replication, "session start");
@@ -98,9 +101,38 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
     c.release_notices = wants_notices;
     c.renewals = c.opts.renew_on == renewal_connection::shared ? c.notices : link::on(c.db);
     c.renewals_cuttable = true;
+    if (c.opts.detect_crashes && detail::crash_fast_path_allowed(*c.db, c.db->multi_primary())) {
+      try {
+        const int code = detail::liveness::window_code(c.opts.liveness_window);
+        // A window under the default gets the process's liveness connection, whose thread
+        // runs heartbeats only: on the renewal connection a heartbeat can queue behind a
+        // renewal of many rows for longer than a short window. The default window shares
+        // the renewal connection, so a process keeps at most two connections per database.
+        c.live_link = detail::liveness::window_of(code) < session_options{}.liveness_window
+                          ? link::shared(*c.db, o, link::role::liveness)
+                          : (c.notices ? c.notices : link::shared(*c.db, o));
+        c.live = detail::liveness::of(c.live_link);
+        c.mark = c.live->adopt(
+            [code] {
+              return std::string(1, detail::marker_owner_prefix) + static_cast<char>('0' + code) +
+                     detail::random_hex(15);
+            },
+            detail::liveness::window_of(code));
+      } catch (const std::exception&) {
+        c.mark.reset();  // no marker: this session's holds keep the TTL rule
+      }
+      if (c.mark) {
+        c.owner = c.mark->owner;
+      } else {
+        c.live.reset();
+        c.live_link.reset();
+      }
+    }
   } else {
     c.renewals = link::on(c.db);  // an attached connection: never cut the application's connection
   }
+  if (c.opts.detect_crashes && detail::crash_fast_path_allowed(*c.db, c.db->multi_primary()))
+    c.live_ops = &detail::liveness_for(c.db->kind());
   try {
     c.keeper = std::thread([core = core_.get()] { core->keeper_loop(); });
   } catch (...) {
@@ -188,7 +220,11 @@ clock_type::time_point lease::trusted_until() const noexcept {
   if (!h_) return clock_type::time_point{};  // the clock's epoch: long past, safe to subtract from
   std::lock_guard l(core_->mu);
   if (h_->lost) return clock_type::time_point{};
-  return h_->deadline - core_->margin;
+  // With crash detection no later than the marker's last confirmation + the window (a
+  // waiter may take over a grace after the marker connection ended), and over at once when
+  // that has passed.
+  if (clock_type::now() >= core_->marker_end(*h_)) return clock_type::time_point{};
+  return core_->trusted_end(*h_);
 }
 
 std::string lease::lost_reason() const {
@@ -290,9 +326,10 @@ const session_options& options_of(const session_core& c) { return c.opts; }
 const std::string& owner_of(const session_core& c) { return c.owner; }
 std::optional<grant_request> request_for(session_core& c, const std::string& name) { return c.request_for(name); }
 lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& name, std::int64_t fence,
-                  std::chrono::steady_clock::time_point t0) {
-  return c->adopt(c, name, fence, t0);
+                  std::chrono::steady_clock::time_point t0, std::uint64_t epoch) {
+  return c->adopt(c, name, fence, t0, epoch);
 }
+std::uint64_t marker_epoch_of(const session_core& c) { return c.marker_epoch_now(); }
 bool hears_releases(const session_core& c) noexcept { return c.release_notices; }
 void listen_for_releases(session_core& c) {
   if (c.notices && c.opts.listen) c.notices->listen();

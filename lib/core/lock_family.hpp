@@ -25,9 +25,12 @@ namespace dblock::detail {
 // The request a try of `name` sends (a re-entry when the session holds it); empty when
 // another thread of the session owns it (owner_scope::thread).
 [[nodiscard]] std::optional<grant_request> request_for(session_core& c, const std::string& name);
-// Records a grant (made with db_of(c) held exclusively) as a hold of the session.
+// The session's liveness marker epoch (crash detection), read with t0 before a grant is sent.
+[[nodiscard]] std::uint64_t marker_epoch_of(const session_core& c);
+// Records a grant (made with db_of(c) held exclusively, sent at t0 under marker `epoch`) as
+// a hold of the session.
 [[nodiscard]] lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& name, std::int64_t fence,
-                                std::chrono::steady_clock::time_point t0);
+                                std::chrono::steady_clock::time_point t0, std::uint64_t epoch);
 // Releases of other processes reach this process (NOTIFY), and the call that subscribes.
 [[nodiscard]] bool hears_releases(const session_core& c) noexcept;
 void listen_for_releases(session_core& c);

@@ -50,6 +50,7 @@ constexpr counter_text texts[counter_count] = {
     {"reaper_errors", "Reaper passes that failed."},
     {"reaped_waiters", "Expired wait-line tickets deleted by the reaper."},
     {"replication_unsafe", "Session starts and migrations that found a replication setup able to lose a committed grant."},
+    {"lock_crash_takeovers", "Leases ended before their expiry because their holder's connection had ended (crash detection)."},
 };
 
 }  // namespace

@@ -70,7 +70,9 @@ std::optional<multi_lease> try_set(session& s, const std::vector<lock_member>& s
   return db.exclusive([&]() -> std::optional<multi_lease> {
     std::vector<std::int64_t> fences;
     clock_type::time_point t0;
+    std::uint64_t epoch = 0;
     for (int attempt = 1;; ++attempt) {
+      epoch = detail::marker_epoch_of(*core);
       t0 = clock_type::now();  // before sending: the local deadlines err early
       fences.clear();
       try {
@@ -102,7 +104,7 @@ std::optional<multi_lease> try_set(session& s, const std::vector<lock_member>& s
     std::vector<lease> leases;
     leases.reserve(reqs.size());
     for (std::size_t i = 0; i < reqs.size(); ++i)
-      leases.push_back(detail::adopt_grant(core, reqs[i].name, fences[i], t0));
+      leases.push_back(detail::adopt_grant(core, reqs[i].name, fences[i], t0, epoch));
     return multi_lock_access::make(std::move(leases));
   });
 }

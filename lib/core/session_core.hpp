@@ -25,7 +25,9 @@
 #include "core/backoff.hpp"
 #include "core/dialect.hpp"
 #include "core/link.hpp"
+#include "core/liveness.hpp"
 #include "core/ops/lease_table.hpp"
+#include "core/ops/liveness.hpp"
 #include "core/release_board.hpp"
 #include "core/wait_pacer.hpp"
 #include "dblock/errors.hpp"
@@ -50,6 +52,7 @@ struct held_lock {
   std::thread::id thread;
   clock_type::time_point granted_at;
   clock_type::time_point deadline;
+  std::uint64_t marker_epoch = 0;  // the session's liveness marker when the grant was sent
   bool lost = false;
   std::string lost_reason;
 };
@@ -69,6 +72,14 @@ struct session_core final : link::job {
   bool renewals_cuttable = false;  // its connection is dblock's own: the deadline thread may cut it
   std::shared_ptr<link> notices;   // LISTEN for releases, when possible (may be `renewals`)
   bool release_notices = false;    // releases of other processes wake waiters (NOTIFY)
+
+  // Crash detection (lib/core/liveness.hpp). Holder side: this session's marker, when it
+  // holds one (its owner token then starts with 'm'), bounds how long each hold is trusted.
+  std::shared_ptr<link> live_link;  // the link holding the marker (keeps it open)
+  std::shared_ptr<detail::liveness> live;
+  std::shared_ptr<detail::liveness::marker> mark;
+  // Waiter side: set when this session takes over locks whose holder's marker is gone.
+  const detail::liveness_ops* live_ops = nullptr;
 
   std::mutex mu;
   // Guarded by mu:
@@ -103,9 +114,34 @@ struct session_core final : link::job {
   std::unordered_map<std::string, busy_hint> busy;
   // Names this session released itself last: a try sends the dialect's cheaper grant first.
   std::unordered_set<std::string> freed;
+  // Names whose live holder's marker was seen free: the grant and when it was first seen.
+  // The holder's lease is ended (lock_reclaim.sql) once the marker stayed free for the grace.
+  struct gone_holder {
+    std::int64_t fence = 0;
+    clock_type::time_point seen;
+  };
+  std::unordered_map<std::string, gone_holder> gone_holders;
 
   std::thread keeper;  // the deadline thread
   std::condition_variable keeper_cv;
+
+  ~session_core() override {
+    if (live) live->forget(mark);  // the last lease of the session is gone
+  }
+
+  // The marker epoch to record with a grant about to be sent (read before sending, like t0).
+  [[nodiscard]] std::uint64_t marker_epoch_now() const { return mark ? live->epoch(*mark) : 0; }
+  // Caller holds mu. With a marker, until when hold h may be trusted as far as its marker
+  // connection is concerned: its last confirmation + the window (the clock's epoch once
+  // that connection ended); without one, never ends.
+  [[nodiscard]] clock_type::time_point marker_end(const held_lock& h) const {
+    return mark ? live->trusted_until(*mark, h.marker_epoch) : clock_type::time_point::max();
+  }
+  // Caller holds mu. When the deadline thread declares hold h lost: at its lease's local
+  // deadline minus the margin, or at its marker's end if that comes first.
+  [[nodiscard]] clock_type::time_point trusted_end(const held_lock& h) const {
+    return std::min(h.deadline - margin, marker_end(h));
+  }
 
   // ---------------------------------------------------------------- deadline thread
 
@@ -152,12 +188,16 @@ struct session_core final : link::job {
       std::vector<lost_lease> lost;
       for (auto& [n, h] : held) {
         if (h->lost) continue;
-        const auto end = h->deadline - margin;
+        const auto end = trusted_end(*h);
         if (now < end) {
           next = std::min(next, end);
-        } else if (mark_lost(*h, "the lease ran out before a renewal was confirmed (local deadline minus the " +
-                                     std::to_string(std::chrono::duration_cast<milliseconds>(margin).count()) +
-                                     " ms clock-drift margin)")) {
+        } else if (mark_lost(*h, end < h->deadline - margin
+                                     ? "the connection holding this session's liveness marker ended or was not confirmed "
+                                       "within " + std::to_string(mark->window.count()) +
+                                           " ms (crash detection: a waiter may take the lock over)"
+                                     : "the lease ran out before a renewal was confirmed (local deadline minus the " +
+                                           std::to_string(std::chrono::duration_cast<milliseconds>(margin).count()) +
+                                           " ms clock-drift margin)")) {
           lost.push_back({h->name, h->fence, h->lost_reason});
         }
       }
@@ -286,13 +326,32 @@ struct session_core final : link::job {
         if (!probe_first) busy.erase(it);
       }
     }
+    bool backed = false;  // the refusing holder keeps a marker: look again soon
+    clock_type::duration look_again = detail::liveness::look_again_for(detail::liveness::window_of(0));
     // From here to the record in `held`, under the connection's mutex: no other thread of
     // this session changes the row's holds in between (a final release deciding on its
     // local count and then deleting could otherwise delete a hold re-entered meanwhile).
     return db->exclusive([&]() -> std::optional<lease> {
+      const auto epoch = marker_epoch_now();  // before sending, like t0
       const auto t0 = clock_type::now();  // before sending: the local deadline errs early
       detail::grant_outcome r;
-      if (probe_first) {
+      if (probe_first && live_ops) {
+        auto m = live_ops->probe(*db, name, owner);
+        if (m) {
+          backed = m->backed;
+          if (backed) look_again = detail::liveness::look_again_for(detail::liveness::window_of(m->window_code));
+          if (m->gone && take_over_gone(name, *m, look_again)) {
+            m.reset();  // the holder's lease is ended: the grant below takes the row over
+          } else {
+            if (!m->gone) {
+              std::lock_guard l(mu);
+              gone_holders.erase(name);  // held again: a later free marker starts a new grace
+            }
+            r.state = std::move(m->row);
+          }
+        }
+        if (!r.state && !m && !backed) req.likely_free = true;
+      } else if (probe_first) {
         r.state = table->probe(*db, name, owner);
         if (!r.state) req.likely_free = true;  // no live holder: free (or expired, or ours)
       }
@@ -326,17 +385,23 @@ struct session_core final : link::job {
           std::lock_guard l(mu);
           freed.erase(name);  // not free after all: no second guess
         }
-        if (refused) *refused = std::move(r.state);
+        if (refused) {
+          *refused = std::move(r.state);
+          // A holder with a marker may be gone any moment: look again within the grace,
+          // whatever its expiry (the pacer never sleeps past expires_in).
+          if (backed && *refused)
+            (*refused)->expires_in = std::min((*refused)->expires_in, std::chrono::ceil<milliseconds>(look_again));
+        }
         return std::nullopt;
       }
-      return adopt(self, name, r.state->fence, t0);
+      return adopt(self, name, r.state->fence, t0, epoch);
     });
   }
 
   // Records a grant of `name` with `fence`, sent at t0, as a hold of this session (renewed,
   // watched by the deadline thread). The caller holds db's mutex (see try_once).
   lease adopt(const std::shared_ptr<session_core>& self, const std::string& name, std::int64_t fence,
-              clock_type::time_point t0) {
+              clock_type::time_point t0, std::uint64_t epoch) {
     detail::count(counter::lock_acquired);
     std::shared_ptr<held_lock> h;
     {
@@ -345,18 +410,53 @@ struct session_core final : link::job {
       freed.erase(name);
       auto& slot = held[name];
       if (!slot || slot->lost || slot->fence != fence) {
+        // A re-entry of a grant lost with its marker connection keeps that grant's epoch:
+        // a waiter may already be ending that grant, so it is never trusted again.
+        const auto grant_epoch = slot && slot->fence == fence ? slot->marker_epoch : epoch;
         slot = std::make_shared<held_lock>();
         slot->name = name;
         slot->fence = fence;
+        slot->marker_epoch = grant_epoch;
       }
       h = slot;
       ++h->local_holds;
       h->thread = std::this_thread::get_id();
       h->granted_at = t0;
       h->deadline = t0 + opts.ttl;
-      schedule(h->deadline - margin);
+      schedule(trusted_end(*h));
     }
     return lease(self, h);
+  }
+
+  // The holder of `name` refused us and its marker is free (m.gone). The first sighting of
+  // that grant starts the grace; once the marker has stayed free that long, the grant is
+  // ended on the server (lock_reclaim.sql re-checks the marker) and true is returned.
+  // Otherwise `look_again` is how long until the grace ends.
+  bool take_over_gone(const std::string& name, const detail::marked_holder& m, clock_type::duration& look_again) {
+    const auto now = clock_type::now();  // after the answer: the grace errs long
+    const auto grace = detail::liveness::grace_for(detail::liveness::window_of(m.window_code));
+    {
+      std::lock_guard l(mu);
+      auto it = gone_holders.find(name);
+      if (it == gone_holders.end() || it->second.fence != m.row.fence) {
+        if (gone_holders.size() >= 1024) gone_holders.clear();
+        gone_holders[name] = {m.row.fence, now};
+        look_again = grace;
+        return false;
+      }
+      if (now - it->second.seen < grace) {
+        look_again = it->second.seen + grace - now;
+        return false;
+      }
+    }
+    const bool ended = live_ops->reclaim(*db, name, owner, m.row.fence);
+    std::lock_guard l(mu);
+    gone_holders.erase(name);
+    if (ended) {
+      busy.erase(name);
+      detail::count(counter::lock_crash_takeovers);
+    }
+    return ended;
   }
 
   // The grant request a try of `name` sends outside the wait line: a re-entry when this

@@ -4,6 +4,7 @@
 #include "core/ops/holders.hpp"
 #include "core/ops/election.hpp"
 #include "core/ops/idempotency.hpp"
+#include "core/ops/liveness.hpp"
 #include "core/ops/migration.hpp"
 #include "core/ops/optimistic.hpp"
 #include "core/ops/reaper.hpp"
@@ -62,6 +63,14 @@ const session_lock_ops& sqlite_session_locks() noexcept;
 const session_lock_ops& mysql8_session_locks() noexcept;
 const session_lock_ops& session_locks_for(dialect d) noexcept {
   return pick(d, postgresql_session_locks(), mysql_session_locks(), sqlite_session_locks(), mysql8_session_locks());
+}
+
+const liveness_ops& postgresql_liveness_ops() noexcept;
+const liveness_ops& mysql_liveness_ops() noexcept;
+const liveness_ops& sqlite_liveness_ops() noexcept;
+const liveness_ops& mysql8_liveness_ops() noexcept;
+const liveness_ops& liveness_for(dialect d) noexcept {
+  return pick(d, postgresql_liveness_ops(), mysql_liveness_ops(), sqlite_liveness_ops(), mysql8_liveness_ops());
 }
 
 const migration_ops& postgresql_migrations() noexcept;

@@ -7,8 +7,11 @@
 // by scripts/servers); while it runs, the server must show no session advisory lock.
 // A missing URL skips, or fails with DBLOCK_TEST_REQUIRE_ALL=1.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <thread>
 
 #include "support/servers.hpp"
@@ -170,6 +173,48 @@ TEST_P(PoolerConformance, ConcurrentMigrationsBothSucceedAndApplyEachOnce) {
   EXPECT_TRUE(again.applied.empty());
   EXPECT_EQ(again.already_applied, recorded.size());
   EXPECT_EQ(session_advisory_locks(), 0);
+}
+
+// Crash detection does not apply through a transaction pooler (a session-level marker would
+// stay with the pooler's server connection): sessions take no marker, and a SIGKILLed holder
+// process's lock is granted to a waiter only after its lease ran out (TTL 2 s, no lock delay).
+TEST_P(PoolerConformance, KilledHolderKeepsTheTtlRule) {
+  auto db = open_pooled();
+  db.migrate();
+  session_options so;
+  so.ttl = 2000ms;
+  so.lock_delay = 0ms;
+  session w(db, so);
+  EXPECT_NE(w.owner().front(), 'm') << "a liveness marker through a transaction pooler";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string u = url_;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      auto cdb = dblock::open(u);
+      session s(cdb, so);
+      auto l = s.acquire("pooled-killed", 10s);
+      const char ok = 1;
+      (void)!::write(fds[1], &ok, 1);
+      std::this_thread::sleep_for(60s);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  char ok = 0;
+  ASSERT_EQ(::read(fds[0], &ok, 1), 1);
+  ::close(fds[0]);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  auto l = w.acquire("pooled-killed", 20s);
+  const auto took = std::chrono::steady_clock::now() - killed;
+  // The holder's last renewal came at most one period (TTL / 3) before the kill.
+  EXPECT_GE(took, so.ttl - so.ttl / 3 - 50ms) << "granted before the killed holder's lease ran out";
 }
 
 INSTANTIATE_TEST_SUITE_P(, PoolerConformance,

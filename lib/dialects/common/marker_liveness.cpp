@@ -1,0 +1,53 @@
+// lib/dialects/common/marker_liveness.cpp — see marker_liveness.hpp.
+#include "dialects/common/marker_liveness.hpp"
+
+#include <algorithm>
+
+#include "core/idempotency_detail.hpp"  // format_utc_ms
+#include "dialects/common/rows.hpp"
+
+namespace dblock::detail {
+
+namespace {
+// granted (0), fence, holds, holder, expires_at_ms, expires_in_ms, backed, gone
+constexpr rows::lock_columns probe_cols{.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5};
+}  // namespace
+
+marker_take connection_marker_liveness::take(backend& b, const std::string& owner,
+                                             std::string* server_connection) const {
+  auto r = b.exec("lock_marker_take", {owner});
+  const auto v = rows::first_int(r, "liveness marker taken");
+  if (server_connection) *server_connection = r.rows.empty() ? std::string() : rows::text(r.rows[0], 1);
+  return v == 1 ? marker_take::taken : v < 0 ? marker_take::unsuited : marker_take::busy;
+}
+
+void connection_marker_liveness::drop(backend& b, const std::string& owner) const {
+  (void)b.exec("lock_marker_drop", {owner});
+}
+
+std::string connection_marker_liveness::ping(backend& b) const {
+  auto r = b.exec("lock_marker_ping");
+  return r.rows.empty() ? std::string() : rows::text(r.rows[0], 0);
+}
+
+std::optional<marked_holder> connection_marker_liveness::probe(backend& b, const std::string& name,
+                                                               const std::string& owner) const {
+  auto r = b.exec("lock_probe_marker", {name, owner});
+  if (r.rows.empty()) return std::nullopt;
+  marked_holder m;
+  m.row = rows::lock_row(name, r.rows[0], probe_cols);
+  m.row.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
+  const auto backed = rows::i64(r.rows[0], 6, "holder marker-backed");  // 0, or 1 + window code
+  m.backed = backed > 0;
+  m.window_code = static_cast<int>(std::clamp<std::int64_t>(backed - 1, 0, 9));
+  m.gone = m.backed && rows::i64(r.rows[0], 7, "holder marker gone") == 1;
+  return m;
+}
+
+bool connection_marker_liveness::reclaim(backend& b, const std::string& name, const std::string& owner,
+                                         std::int64_t fence) const {
+  auto r = b.exec("lock_reclaim", {name, fence, owner});
+  return reclaim_returns_row() ? !r.rows.empty() : r.affected > 0;
+}
+
+}  // namespace dblock::detail

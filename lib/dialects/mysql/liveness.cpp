@@ -1,0 +1,18 @@
+// lib/dialects/mysql/liveness.cpp — crash detection's liveness markers on MariaDB: the user lock 'dblock:o:<owner>' (none on a Galera node)
+// (sql/mysql/lock_marker_*.sql, lock_probe_marker.sql, lock_reclaim.sql).
+#include "dialects/common/marker_liveness.hpp"
+
+namespace dblock::detail {
+
+namespace {
+class mysql_liveness final : public connection_marker_liveness {
+  bool reclaim_returns_row() const noexcept override { return false; }
+};
+}  // namespace
+
+const liveness_ops& mysql_liveness_ops() noexcept {
+  static const mysql_liveness ops;
+  return ops;
+}
+
+}  // namespace dblock::detail
