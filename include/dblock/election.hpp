@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "dblock/lock.hpp"
 
@@ -123,5 +124,9 @@ class election {
 
 // The current leader of election `name` (for tools: `dblock leader`); empty when nobody leads.
 [[nodiscard]] std::optional<leader_info> current_leader(database& db, std::string_view name);
+// The current leader of every election, sorted by name (for tools: `dblock locks`); one
+// round trip. A leader's lease is also listed by list_locks (lock.hpp) under the same name
+// and fence.
+[[nodiscard]] std::vector<leader_info> list_leaders(database& db);
 
 }  // namespace dblock

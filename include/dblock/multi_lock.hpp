@@ -1,9 +1,10 @@
-// dblock/multi_lock.hpp — all-or-nothing acquisition of a set of lease locks (Redisson's
-// MultiLock, Curator's InterProcessMultiLock): every member is granted in ONE transaction,
-// in a canonical order (names sorted byte-wise), so that two overlapping sets never wait on
-// each other in a cycle; a refused member rolls the whole transaction back and nothing is
-// held. Each member is an ordinary lease of the session (its own fence, renewed by the
-// session's one renewal statement, reported lost through session_options::on_lost). The SQL
+// dblock/multi_lock.hpp — all-or-nothing acquisition of a set of locks (Redisson's
+// MultiLock, Curator's InterProcessMultiLock): lease locks and read or write holds of
+// read-write locks, every member granted in ONE transaction, in a canonical order (names
+// sorted byte-wise), so that two overlapping sets never wait on each other in a cycle; a
+// refused member rolls the whole transaction back and nothing is held. Each member is an
+// ordinary lease of the session (its own fence, renewed by the session's one renewal
+// statement, reported lost through session_options::on_lost), in the member's mode. The SQL
 // and the failure table are in docs/locks.md, "Multi-locks".
 #pragma once
 
@@ -19,8 +20,13 @@
 namespace dblock {
 
 // One member of a set: a lock name and its mode (lock.hpp's lock_mode). Implicit from a
-// name, so that {"a", "b"} is a set of two exclusive members. Every member is a lease lock
-// (lock_mode::exclusive) today; any other mode is refused with invalid_argument.
+// name, so that {"a", "b"} is a set of two exclusive members. lock_mode::exclusive is the
+// lease lock `name` (session::try_acquire(name)); lock_mode::read and lock_mode::write are a
+// read or the write hold of the read-write lock `name` (session::try_acquire(name, mode)),
+// granted by the same rules (writers exclude, re-entry, upgrade of the only reader). A set may
+// mix them; lock_mode::permit is refused with invalid_argument (semaphores are not members).
+// As outside a set, the lease lock `name` and the read-write lock `name` do not exclude each
+// other.
 struct lock_member {
   lock_member(std::string n, lock_mode m = lock_mode::exclusive) : name(std::move(n)), mode(m) {}  // NOLINT
   lock_member(const char* n, lock_mode m = lock_mode::exclusive) : name(n), mode(m) {}              // NOLINT
@@ -38,7 +44,8 @@ class multi_lease {
   multi_lease& operator=(const multi_lease&) = delete;
   ~multi_lease();
 
-  // The members' leases, sorted by name (byte-wise). Empty once released.
+  // The members' leases, sorted by name (byte-wise), each in its member's mode (lease::mode).
+  // Empty once released.
   [[nodiscard]] const std::vector<lease>& members() const noexcept { return members_; }
   // The fence of member `name`; throws invalid_argument when it is not a member.
   [[nodiscard]] std::int64_t fence(std::string_view name) const;
@@ -59,10 +66,13 @@ class multi_lease {
   std::vector<lease> members_;
 };
 
-// One try (one transaction: BEGIN, one grant statement per member, COMMIT). Empty when any
-// member is held by another owner (or promised to an earlier waiter of its wait line): then
-// nothing was granted. A member this session already holds is re-entered (holds + 1, same
-// fence). Throws invalid_argument for an empty set, a duplicate or an invalid name.
+// One try (one transaction: BEGIN, each member's grant statements, COMMIT). Empty when any
+// member is refused (held by another owner, a writer in the way of a read member, or
+// promised to an earlier waiter of its wait line): then nothing was granted. A member this
+// session already holds is re-entered (holds + 1, same fence; a write member of the only
+// reader upgrades it, with a new fence). Throws invalid_argument for an empty set, a
+// duplicate, an invalid name, a permit member, a read or write member whose name is a
+// semaphore, or an upgrade while other owners read (nothing is then held).
 [[nodiscard]] std::optional<multi_lease> try_acquire_all(session& s, const std::vector<lock_member>& members);
 
 // Tries until the whole set is granted, up to `wait` (zero = one try). Between tries it

@@ -469,18 +469,26 @@ int run_exec(const global_options& g, const exec_args& a) {
   }
 }
 
-// One line of `dblock locks`: a lease lock, a read-write lock's holder or a semaphore permit.
+// One line of `dblock locks`: a lease lock (an election's leader when its grant carries the
+// election's value), a read-write lock's holder or a semaphore permit.
 struct lock_line {
   std::string name, mode, holder, expires_at;
+  std::string value;  // a leader's
   int holds = 0;
   std::int64_t fence = 0;
   std::chrono::milliseconds expires_in{0}, lock_delay{0};
   int slot = 0, permits = 0, readers = 0;
   [[nodiscard]] bool in_lock_delay() const { return expires_in.count() >= 0 && expires_in < lock_delay; }
-  // The MODE column: exclusive, read (N readers), write, permit i/N.
+  // The MODE column: exclusive, read (N readers), write, permit i/N, leader (VALUE).
   [[nodiscard]] std::string mode_text() const {
     if (mode == "read") return "read (" + std::to_string(readers) + " reader" + (readers == 1 ? ")" : "s)");
     if (mode == "permit") return "permit " + std::to_string(slot) + "/" + std::to_string(permits);
+    if (mode == "leader") {
+      std::string v = value;  // one line per lock: control characters shown as spaces
+      for (auto& ch : v)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+      return "leader (" + v + ")";
+    }
     return mode;
   }
 };
@@ -488,14 +496,26 @@ struct lock_line {
 int run_locks(const global_options& g, bool json) {
   auto db = connect(g);
   std::vector<lock_line> rows;
-  for (const auto& r : list_locks(db))
-    rows.push_back({r.name, "exclusive", r.holder, r.expires_at, r.holds, r.fence, r.expires_in, r.lock_delay});
+  const auto locks = list_locks(db);
+  // An election's leader holds the lease lock of the election's name: the grant (its fence)
+  // whose value is stored is shown as the leader, with that value.
+  std::map<std::string, leader_info> leaders;
+  if (!locks.empty())
+    for (auto& l : list_leaders(db)) leaders.emplace(l.name, std::move(l));
+  for (const auto& r : locks) {
+    lock_line l{r.name, "exclusive", r.holder, r.expires_at, {}, r.holds, r.fence, r.expires_in, r.lock_delay};
+    if (auto it = leaders.find(r.name); it != leaders.end() && it->second.fence == r.fence) {
+      l.mode = "leader";
+      l.value = it->second.value;
+    }
+    rows.push_back(std::move(l));
+  }
   const auto holds = list_holders(db);
   std::map<std::string, int> readers;
   for (const auto& h : holds)
     if (h.mode == lock_mode::read) ++readers[h.name];
   for (const auto& h : holds) {
-    lock_line l{h.name, to_string(h.mode), h.holder, h.expires_at, h.holds, h.fence, h.expires_in, h.lock_delay};
+    lock_line l{h.name, to_string(h.mode), h.holder, h.expires_at, {}, h.holds, h.fence, h.expires_in, h.lock_delay};
     l.slot = h.slot;
     l.permits = h.permits;
     l.readers = readers.count(h.name) ? readers[h.name] : 0;
@@ -515,6 +535,7 @@ int run_locks(const global_options& g, bool json) {
                        {"lock_delay_ms", r.lock_delay.count()},
                        {"in_lock_delay", r.in_lock_delay()}};
       if (r.mode == "read" || r.mode == "write") o["readers"] = r.readers;
+      if (r.mode == "leader") o["value"] = r.value;
       if (r.mode == "permit") {
         o["slot"] = r.slot;
         o["permits"] = r.permits;

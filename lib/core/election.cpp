@@ -91,6 +91,11 @@ std::optional<leader_info> current_leader(database& db, std::string_view name) {
   return read_leader(*detail::backend_of(db), std::string(name));
 }
 
+std::vector<leader_info> list_leaders(database& db) {
+  auto b = detail::backend_of(db);
+  return detail::elections_for(b->kind()).list(*b);
+}
+
 // ----------------------------------------------------------------------------- leadership
 
 leadership::leadership(std::shared_ptr<session_core> core, lease l, std::string value)

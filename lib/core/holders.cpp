@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/lock_family.hpp"
 #include "core/ops/holders.hpp"
 #include "core/session_core.hpp"
 
@@ -54,104 +55,20 @@ std::optional<lock_info> soonest(const std::vector<detail::holder_row>& rows, co
 std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std::string& name, bool write,
                             std::int64_t bound, std::optional<lock_info>* refused) {
   auto& c = *self;
-  const auto& ops = ops_of(c);
-  const std::string key = detail::holder_key(name, 0);
   // Under the connection's mutex from the decision to the local record (as session_core::try_once).
   return c.db->exclusive([&]() -> std::optional<lease> {
-    std::shared_ptr<held_lock> mine;
-    {
-      std::lock_guard l(c.mu);
-      if (auto it = c.held.find(key); it != c.held.end() && !it->second->lost) mine = it->second;
-    }
+    const auto mine = detail::rw_held_fence(c, name);
     const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();  // before sending: the local deadline errs early
-    decision d;
-    std::int64_t fence = 0;
-    bool fresh = false;
-    detail::retry_conflicts(*c.db, [&] {
-      c.db->in_transaction([&] {
-        d = {};
-        fresh = false;
-        ops.gate(*c.db, name);
-        auto rows = ops.live(*c.db, name);
-        const detail::holder_row* own = nullptr;
-        std::vector<detail::holder_row> others, writers;
-        for (auto& r : rows) {
-          if (r.kind != 'r') {
-            d.misuse = "lock '" + name + "' is a semaphore of " + std::to_string(r.permits) +
-                       " permits, not a read-write lock";
-            return;
-          }
-          if (r.owner == c.owner) {
-            own = &r;
-          } else {
-            others.push_back(r);
-            if (r.write_holds > 0) writers.push_back(r);
-          }
-        }
-        if (own && mine && own->info.fence == mine->fence) {
-          if (!write || own->write_holds > 0) {  // re-entry: same fence
-            fence = own->info.fence;
-          } else if (!others.empty()) {
-            d.misuse = "lock '" + name + "' cannot be upgraded to write: " + std::to_string(others.size() + 1) +
-                       " readers hold it (this session and " + std::to_string(others.size()) + " other" +
-                       (others.size() == 1 ? "" : "s") + ")";
-            return;
-          } else {  // the only reader upgrades: a new fence, larger than every earlier grant's
-            fence = ops.draw_fence(*c.db);
-          }
-          if (!ops.reenter(*c.db, name, c.owner, write, fence, c.row_ttl_ms))
-            throw internal_error("read-write lock '" + name + "': the live row vanished inside its gate");
-          d.granted = true;
-          return;
-        }
-        if (own)  // a row of an earlier hold this session no longer counts on (lost): replace it
-          (void)ops.release(*c.db, name, c.owner, 0, own->info.fence);
-        const auto& in_way = write ? others : writers;
-        if (!in_way.empty()) {
-          d.blocker = soonest(in_way, name);
-          return;
-        }
-        if (ops.line_ahead(*c.db, name, bound) > 0) return;  // an earlier waiter goes first
-        if (is_ticket(bound)) c.line->leave(*c.db, bound, c.owner);
-        fence = ops.draw_fence(*c.db);
-        ops.insert(*c.db, {name, c.owner, 0, 'r', write ? 1 : 0, 0, fence, c.row_ttl_ms, c.holder,
-                           c.opts.lock_delay.count()});
-        fresh = true;
-        d.granted = true;
-      });
-    });
+    detail::rw_decision d;
+    detail::retry_conflicts(*c.db, [&] { c.db->in_transaction([&] { d = detail::decide_rw(c, name, write, bound, mine); }); });
     if (!d.misuse.empty()) throw invalid_argument(d.misuse);
     if (!d.granted) {
       detail::count(counter::lock_not_acquired);
       if (refused) *refused = std::move(d.blocker);
       return std::nullopt;
     }
-    detail::count(counter::lock_acquired);
-    std::shared_ptr<held_lock> h;
-    std::vector<lost_lease> gone;
-    {
-      std::lock_guard l(c.mu);
-      auto& slot = c.held[key];
-      if (fresh || !slot || slot->lost) {
-        if (slot && !slot->lost && session_core::mark_lost(*slot, "the read-write hold's row was gone at a new grant"))
-          gone.push_back({slot->name, slot->fence, slot->lost_reason});
-        slot = std::make_shared<held_lock>();
-        slot->name = name;
-        slot->mode = lock_mode::read;
-        slot->marker_epoch = epoch;
-      }
-      h = slot;
-      h->fence = fence;
-      ++h->local_holds;
-      if (write) ++h->write_holds;
-      h->thread = std::this_thread::get_id();
-      h->granted_at = t0;
-      h->deadline = t0 + c.opts.ttl;
-      c.schedule(c.trusted_end(*h));
-    }
-    c.fire(gone);
-    return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
+    return detail::adopt_rw(self, name, write, d, t0, epoch);
   });
 }
 
@@ -250,6 +167,103 @@ void check_permits(int permits, int count) {
 }
 
 }  // namespace
+
+// ----------------------------------------------------------------------------- read-write grants
+// Shared by try_rw above and the read and write members of multi-locks (lib/core/multi_lock.cpp).
+
+namespace detail {
+
+std::optional<std::int64_t> rw_held_fence(session_core& c, const std::string& name) {
+  std::lock_guard l(c.mu);
+  if (auto it = c.held.find(holder_key(name, 0)); it != c.held.end() && !it->second->lost) return it->second->fence;
+  return std::nullopt;
+}
+
+rw_decision decide_rw(session_core& c, const std::string& name, bool write, std::int64_t bound,
+                      std::optional<std::int64_t> mine) {
+  const auto& ops = ops_of(c);
+  rw_decision d;
+  ops.gate(*c.db, name);
+  auto rows = ops.live(*c.db, name);
+  const holder_row* own = nullptr;
+  std::vector<holder_row> others, writers;
+  for (auto& r : rows) {
+    if (r.kind != 'r') {
+      d.misuse = "lock '" + name + "' is a semaphore of " + std::to_string(r.permits) +
+                 " permits, not a read-write lock";
+      return d;
+    }
+    if (r.owner == c.owner) {
+      own = &r;
+    } else {
+      others.push_back(r);
+      if (r.write_holds > 0) writers.push_back(r);
+    }
+  }
+  if (own && mine && own->info.fence == *mine) {
+    if (!write || own->write_holds > 0) {  // re-entry: same fence
+      d.fence = own->info.fence;
+    } else if (!others.empty()) {
+      d.misuse = "lock '" + name + "' cannot be upgraded to write: " + std::to_string(others.size() + 1) +
+                 " readers hold it (this session and " + std::to_string(others.size()) + " other" +
+                 (others.size() == 1 ? "" : "s") + ")";
+      return d;
+    } else {  // the only reader upgrades: a new fence, larger than every earlier grant's
+      d.fence = ops.draw_fence(*c.db);
+    }
+    if (!ops.reenter(*c.db, name, c.owner, write, d.fence, c.row_ttl_ms))
+      throw internal_error("read-write lock '" + name + "': the live row vanished inside its gate");
+    d.granted = true;
+    return d;
+  }
+  if (own)  // a row of an earlier hold this session no longer counts on (lost): replace it
+    (void)ops.release(*c.db, name, c.owner, 0, own->info.fence);
+  const auto& in_way = write ? others : writers;
+  if (!in_way.empty()) {
+    d.blocker = soonest(in_way, name);
+    return d;
+  }
+  if (ops.line_ahead(*c.db, name, bound) > 0) return d;  // an earlier waiter goes first
+  if (is_ticket(bound)) c.line->leave(*c.db, bound, c.owner);
+  d.fence = ops.draw_fence(*c.db);
+  ops.insert(*c.db, {name, c.owner, 0, 'r', write ? 1 : 0, 0, d.fence, c.row_ttl_ms, c.holder,
+                     c.opts.lock_delay.count()});
+  d.fresh = true;
+  d.granted = true;
+  return d;
+}
+
+lease adopt_rw(const std::shared_ptr<session_core>& self, const std::string& name, bool write, const rw_decision& d,
+               clock_type::time_point t0, std::uint64_t epoch) {
+  auto& c = *self;
+  detail::count(counter::lock_acquired);
+  std::shared_ptr<held_lock> h;
+  std::vector<lost_lease> gone;
+  {
+    std::lock_guard l(c.mu);
+    auto& slot = c.held[holder_key(name, 0)];
+    if (d.fresh || !slot || slot->lost) {
+      if (slot && !slot->lost && session_core::mark_lost(*slot, "the read-write hold's row was gone at a new grant"))
+        gone.push_back({slot->name, slot->fence, slot->lost_reason});
+      slot = std::make_shared<held_lock>();
+      slot->name = name;
+      slot->mode = lock_mode::read;
+      slot->marker_epoch = epoch;
+    }
+    h = slot;
+    h->fence = d.fence;
+    ++h->local_holds;
+    if (write) ++h->write_holds;
+    h->thread = std::this_thread::get_id();
+    h->granted_at = t0;
+    h->deadline = t0 + c.opts.ttl;
+    c.schedule(c.trusted_end(*h));
+  }
+  c.fire(gone);
+  return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
+}
+
+}  // namespace detail
 
 // ----------------------------------------------------------------------------- session
 

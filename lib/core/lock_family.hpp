@@ -1,7 +1,8 @@
 // lib/core/lock_family.hpp — what the lock family (multi-locks, lib/core/multi_lock.cpp;
-// leader election, lib/core/election.cpp) uses of a session (lib/core/lock.cpp): its
-// connection, owner token and statements, and a way to record a grant made elsewhere as one
-// of its holds, so that the grant is renewed, watched and reported lost like any lease.
+// leader election, lib/core/election.cpp) uses of a session (lib/core/lock.cpp,
+// lib/core/holders.cpp): its connection, owner token and statements, the read-write lock's
+// decision taken inside an open transaction, and a way to record a grant made elsewhere as
+// one of its holds, so that the grant is renewed, watched and reported lost like any lease.
 // Internal.
 #pragma once
 
@@ -31,6 +32,31 @@ namespace dblock::detail {
 // a hold of the session.
 [[nodiscard]] lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& name, std::int64_t fence,
                                 std::chrono::steady_clock::time_point t0, std::uint64_t epoch);
+
+// A read-write grant as decided by decide_rw; filled anew on each (retried) transaction.
+struct rw_decision {
+  bool granted = false;
+  bool fresh = false;                // a new row (not a re-entry or an upgrade of the session's own)
+  std::int64_t fence = 0;            // the granted hold's fence
+  std::string misuse;                // thrown as invalid_argument (a semaphore's name, an upgrade beside readers)
+  std::optional<lock_info> blocker;  // the soonest-ending live hold in the way, when one refused
+};
+// The fence of the session's live read-write hold of `name`, if any: read under db_of(c)'s
+// mutex before the grant transaction, handed to decide_rw (re-entry and upgrade).
+[[nodiscard]] std::optional<std::int64_t> rw_held_fence(session_core& c, const std::string& name);
+// Decides a read (write = false) or write hold of `name` inside the transaction open on
+// db_of(c), and writes it when granted: gate, live holds, the rules of read-write locks
+// (docs/locks.md), line_ahead below `bound` (behind_every_waiter for a try without a ticket;
+// a ticket is left with the grant), the fence drawn under the gate, insert or re-entry. A
+// refusal or misuse may still have deleted the session's own lost row of `name` (committing
+// that is harmless; so is rolling it back).
+[[nodiscard]] rw_decision decide_rw(session_core& c, const std::string& name, bool write, std::int64_t bound,
+                                    std::optional<std::int64_t> mine);
+// Records a granted decision (after its COMMIT, still under db_of(c)'s mutex; sent at t0 under
+// marker `epoch`) as the session's hold of `name` (holder_key(name, 0)): a lease in mode read
+// or write.
+[[nodiscard]] lease adopt_rw(const std::shared_ptr<session_core>& c, const std::string& name, bool write,
+                             const rw_decision& d, std::chrono::steady_clock::time_point t0, std::uint64_t epoch);
 // Releases of other processes reach this process (NOTIFY), and the call that subscribes.
 [[nodiscard]] bool hears_releases(const session_core& c) noexcept;
 void listen_for_releases(session_core& c);

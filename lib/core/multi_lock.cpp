@@ -1,7 +1,8 @@
 // lib/core/multi_lock.cpp — all-or-nothing multi-locks (dblock/multi_lock.hpp), built on
-// the session's lease statements (lib/core/ops/lease_table.hpp) and holds
-// (lib/core/lock_family.hpp): one transaction grants every member in byte-wise name order,
-// or rolls back at the first refusal; the granted members become ordinary leases.
+// the session's lease statements (lib/core/ops/lease_table.hpp), the read-write lock's
+// decision (detail::decide_rw, lib/core/holders.cpp) and holds (lib/core/lock_family.hpp):
+// one transaction grants every member in byte-wise name order, or rolls back at the first
+// refusal; the granted members become ordinary leases (exclusive, read or write).
 #include <algorithm>
 #include <random>
 #include <thread>
@@ -27,6 +28,11 @@ namespace {
 
 // A refused member: the transaction is rolled back through this exception.
 struct member_refused {};
+// A member that cannot be granted as asked (a semaphore's name as a read member, an upgrade
+// beside other readers): rolled back, then thrown as invalid_argument.
+struct member_misuse {
+  std::string what;
+};
 
 // The set in canonical order: sorted byte-wise (std::string compares unsigned chars as
 // char_traits<char>::lt, which compares as unsigned char), checked.
@@ -35,9 +41,12 @@ std::vector<lock_member> canonical(const std::vector<lock_member>& members) {
   std::vector<lock_member> out = members;
   for (const auto& m : out) {
     validate_lock_name(m.name);
-    if (m.mode != lock_mode::exclusive)
-      throw invalid_argument("multi-lock member '" + m.name + "' asks for mode " + to_string(m.mode) +
-                             "; a multi-lock's members are lease locks (lock_mode::exclusive)");
+    if (m.mode == lock_mode::permit)
+      throw invalid_argument("multi-lock member '" + m.name +
+                             "' asks for mode permit; a multi-lock's members are exclusive, read or write "
+                             "(take semaphore permits with session::acquire_permits)");
+    if (m.mode != lock_mode::exclusive && m.mode != lock_mode::read && m.mode != lock_mode::write)
+      throw invalid_argument("multi-lock member '" + m.name + "' asks for an unknown mode");
   }
   std::sort(out.begin(), out.end(), [](const lock_member& a, const lock_member& b) { return a.name < b.name; });
   for (std::size_t i = 1; i < out.size(); ++i)
@@ -55,9 +64,15 @@ std::optional<multi_lease> try_set(session& s, const std::vector<lock_member>& s
   auto core = detail::core_of(s);
   auto& db = detail::db_of(*core);
   const auto& table = detail::table_of(*core);
-  std::vector<detail::grant_request> reqs;
+  // One request per member: a lease lock's grant request, or (read and write members) nothing
+  // here: their decision is taken inside the transaction.
+  std::vector<std::optional<detail::grant_request>> reqs;
   reqs.reserve(set.size());
   for (const auto& m : set) {
+    if (m.mode != lock_mode::exclusive) {
+      reqs.emplace_back();
+      continue;
+    }
     auto r = detail::request_for(*core, m.name);
     if (!r) {  // another thread of this session owns it (owner_scope::thread)
       detail::count(counter::lock_not_acquired);
@@ -68,43 +83,65 @@ std::optional<multi_lease> try_set(session& s, const std::vector<lock_member>& s
   }
   // Under the connection's mutex from BEGIN to the holds' record, as a single try (lock.cpp).
   return db.exclusive([&]() -> std::optional<multi_lease> {
+    // The session's own read-write holds (re-entry, upgrade), read under the mutex as try_rw does.
+    std::vector<std::optional<std::int64_t>> mine(set.size());
+    for (std::size_t i = 0; i < set.size(); ++i)
+      if (set[i].mode != lock_mode::exclusive) mine[i] = detail::rw_held_fence(*core, set[i].name);
     std::vector<std::int64_t> fences;
+    std::vector<detail::rw_decision> rw(set.size());
     clock_type::time_point t0;
     std::uint64_t epoch = 0;
     for (int attempt = 1;; ++attempt) {
       epoch = detail::marker_epoch_of(*core);
       t0 = clock_type::now();  // before sending: the local deadlines err early
-      fences.clear();
+      fences.assign(set.size(), 0);
       try {
         db.in_transaction([&] {
-          for (const auto& r : reqs) {
-            auto g = table.acquire(db, r);
+          for (std::size_t i = 0; i < set.size(); ++i) {
+            if (!reqs[i]) {  // a read or write member: decided as try_rw decides, behind every waiter
+              rw[i] = detail::decide_rw(*core, set[i].name, set[i].mode == lock_mode::write,
+                                        detail::behind_every_waiter, mine[i]);
+              if (!rw[i].misuse.empty()) throw member_misuse{rw[i].misuse};
+              if (!rw[i].granted) {
+                if (refused) *refused = {set[i].name, std::move(rw[i].blocker)};
+                throw member_refused{};
+              }
+              fences[i] = rw[i].fence;
+              continue;
+            }
+            auto g = table.acquire(db, *reqs[i]);
             if (!g.granted || !g.state) {
-              if (refused) *refused = {r.name, std::move(g.state)};
+              if (refused) *refused = {set[i].name, std::move(g.state)};
               throw member_refused{};
             }
-            fences.push_back(g.state->fence);
+            fences[i] = g.state->fence;
           }
         });
         break;
       } catch (const member_refused&) {
         detail::count(counter::lock_not_acquired);
         return std::nullopt;
+      } catch (const member_misuse& e) {
+        throw invalid_argument("multi-lock member: " + e.what);
       } catch (const transaction_conflict&) {
         // A deadlock victim (InnoDB's gap locks can still cross): the whole set was rolled
         // back; again, a few times, then as a refusal.
         if (attempt >= 3) {
           detail::count(counter::lock_not_acquired);
-          if (refused) *refused = {reqs.front().name, std::nullopt};
+          if (refused) *refused = {set.front().name, std::nullopt};
           return std::nullopt;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(500 * attempt));
       }
     }
     std::vector<lease> leases;
-    leases.reserve(reqs.size());
-    for (std::size_t i = 0; i < reqs.size(); ++i)
-      leases.push_back(detail::adopt_grant(core, reqs[i].name, fences[i], t0, epoch));
+    leases.reserve(set.size());
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      if (reqs[i])
+        leases.push_back(detail::adopt_grant(core, set[i].name, fences[i], t0, epoch));
+      else
+        leases.push_back(detail::adopt_rw(core, set[i].name, set[i].mode == lock_mode::write, rw[i], t0, epoch));
+    }
     return multi_lock_access::make(std::move(leases));
   });
 }

@@ -163,6 +163,46 @@ TEST_F(ExecCli, ElectRunsTheCommandWhileLeaderAndLeaderPrintsIt) {
   EXPECT_EQ(dblock({"elect", "--name", "sched", "--", "true"}).exit_code, 64) << "--value is required";
 }
 
+// `dblock locks` marks an election's leader: its lease lock's line has mode leader and the
+// leader's value (JSON: "mode": "leader", "value"); a plain lease lock stays exclusive.
+TEST_F(ExecCli, LocksMarksTheLeaderOfAnElectionWithItsValue) {
+  auto marker = dir_.path() / "leading";
+  auto lead = start({"elect", "--name", "sched", "--value", "node-a", "--ttl", "30s", "--", "sh", "-c",
+                     "echo $DBLOCK_FENCING_TOKEN > " + marker.string() + "; sleep 30"});
+  auto plain = start({"exec", "--name", "job", "--ttl", "30s", "--", "sleep", "30"});
+  ASSERT_NO_FATAL_FAILURE(wait_until_held("job"));
+  std::string fence;
+  for (int i = 0; i < 400 && fence.empty(); ++i) {
+    if (std::filesystem::exists(marker)) fence = read_file(marker);
+    if (fence.empty()) std::this_thread::sleep_for(25ms);
+  }
+  ASSERT_FALSE(fence.empty()) << "the leader's command never ran";
+  fence.pop_back();  // the newline
+  auto list = dblock({"locks", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto arr = nlohmann::json::parse(list.out);
+  ASSERT_EQ(arr.size(), 2u) << list.out;
+  EXPECT_EQ(arr[0]["name"], "job");
+  EXPECT_EQ(arr[0]["mode"], "exclusive");
+  EXPECT_FALSE(arr[0].contains("value")) << list.out;
+  EXPECT_EQ(arr[1]["name"], "sched");
+  EXPECT_EQ(arr[1]["mode"], "leader");
+  EXPECT_EQ(arr[1]["value"], "node-a");
+  EXPECT_EQ(std::to_string(arr[1]["fence"].get<long long>()), fence);
+  auto text = dblock({"locks"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("leader (node-a)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("exclusive"), std::string::npos) << text.out;
+  ::kill(lead.pid(), SIGTERM);
+  (void)lead.wait();
+  auto after = dblock({"locks", "--json"});
+  auto rest = nlohmann::json::parse(after.out);
+  ASSERT_EQ(rest.size(), 1u) << "the leader resigned: " << after.out;
+  EXPECT_EQ(rest[0]["name"], "job");
+  ::kill(plain.pid(), SIGTERM);
+  (void)plain.wait();
+}
+
 TEST_F(ExecCli, ForwardsSigtermToTheChild) {
   auto marker = dir_.path() / "started";
   auto p = start({"exec", "--name", "fwd", "--", "sh", "-c",

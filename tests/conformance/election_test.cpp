@@ -18,17 +18,7 @@
 namespace dblock::test {
 namespace {
 
-using namespace std::chrono_literals;
-using std::chrono::milliseconds;
-
-class ElectionConformance : public conformance {
- protected:
-  session_options quick(milliseconds ttl = 5000ms) {
-    session_options o;
-    o.ttl = ttl;
-    return o;
-  }
-};
+class ElectionConformance : public conformance {};
 
 TEST_P(ElectionConformance, LeaderAgreesAndResignHandsOver) {
   auto db = open();

@@ -1,6 +1,7 @@
 // tests/conformance/fixture.cpp — see fixture.hpp.
 #include "conformance/fixture.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -135,6 +136,17 @@ bool conformance::table_exists(database& db, std::string_view table) {
       return query_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1", {t}) == 1;
   }
   return false;
+}
+
+void conformance::expect_clean_in_two_processes(const std::function<int()>& work, const std::string& what) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(work() == 0 ? 0 : 1);
+  const int parent = work();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(parent, 0) << what;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw " << what;
 }
 
 std::uint64_t conformance::round_trips_of(database& db, const std::function<void()>& fn) {

@@ -35,6 +35,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -50,6 +51,10 @@
 #include "support/temp_dir.hpp"
 
 namespace dblock::test {
+
+// Every suite writes durations as literals (5000ms, 30s).
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
 
 struct combination {
   const char* name;            // part of the test name: "pqxx_postgresql", ...
@@ -122,6 +127,34 @@ class conformance : public ::testing::TestWithParam<combination> {
 
   // Round trips `fn` costs on `db` (database::round_trips() before and after).
   static std::uint64_t round_trips_of(database& db, const std::function<void()>& fn);
+
+  // Options of a test session: a lease of `ttl`, everything else at its default (a lock
+  // delay of 1 s).
+  [[nodiscard]] static session_options quick(milliseconds ttl = 5000ms) {
+    session_options o;
+    o.ttl = ttl;
+    return o;
+  }
+  // The same without a lock delay: a released or expired hold is free at once.
+  [[nodiscard]] static session_options quick_no_delay(milliseconds ttl = 5000ms) {
+    auto o = quick(ttl);
+    o.lock_delay = 0ms;
+    return o;
+  }
+  // Rows of `name`: lease locks (dblock_locks), read-write and semaphore holds
+  // (dblock_lock_holders), wait-line tickets (dblock_lock_waiters).
+  static std::int64_t lock_rows(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name});
+  }
+  static std::int64_t holder_rows(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_holders WHERE name = $1", {name});
+  }
+  static std::int64_t tickets(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = $1", {name});
+  }
+  // Runs `work` (returns the violations it counted) here and in a forked child at once; both
+  // must report 0 (`what` names them in the failure).
+  static void expect_clean_in_two_processes(const std::function<int()>& work, const std::string& what);
 
   // Server-side connection killing (not on SQLite: check can_kill_connections() and
   // assert SQLite's own analogue instead; CI skips nothing). server_connection_id:

@@ -4,9 +4,6 @@
 // processes), a waiting writer keeps new readers out, re-entry and the upgrade rules, fence
 // order, N permits never exceeded, expiry and the reaper free permits, a mismatched N and a
 // name used as both kinds are refused, renewal keeps the holds.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <functional>
 #include <future>
@@ -19,20 +16,8 @@
 namespace dblock::test {
 namespace {
 
-using namespace std::chrono_literals;
-using std::chrono::milliseconds;
-
 class RwSemConformance : public conformance {
  protected:
-  session_options quick(milliseconds ttl = 5000ms) {
-    session_options o;
-    o.ttl = ttl;
-    o.lock_delay = 0ms;
-    return o;
-  }
-  std::int64_t holder_rows(database& db, const std::string& name) {
-    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_holders WHERE name = $1", {name});
-  }
   // Moves the name's holds 10 minutes into the past by the server's clock (a holder that stopped).
   void expire_holds(database& db, const std::string& name) {
     raw_query(db,
@@ -40,20 +25,6 @@ class RwSemConformance : public conformance {
               : mysql_family() ? "UPDATE dblock_lock_holders SET expires_at = expires_at - INTERVAL 10 MINUTE WHERE name = $1"
                                : "UPDATE dblock_lock_holders SET expires_at = expires_at - interval '10 minutes' WHERE name = $1",
               {name});
-  }
-  std::int64_t tickets(database& db, const std::string& name) {
-    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = $1", {name});
-  }
-  // Runs `work` (returns its violations) here and in a forked child at once; both must report 0.
-  static void expect_clean_in_two_processes(const std::function<int()>& work, const std::string& what) {
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) ::_exit(work() == 0 ? 0 : 1);
-    const int parent = work();
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    EXPECT_EQ(parent, 0) << what;
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw " << what;
   }
   // A counter table of one row: readers inside, writers inside, permits inside, largest fence.
   std::string make_counter(database& db) {
@@ -68,7 +39,7 @@ class RwSemConformance : public conformance {
 
 TEST_P(RwSemConformance, ReadersShareAndAWriterExcludes) {
   auto db = open();
-  session a(db, quick()), b(db, quick()), c(db, quick());
+  session a(db, quick_no_delay()), b(db, quick_no_delay()), c(db, quick_no_delay());
   const auto name = unique_name("rw");
   auto r1 = a.try_acquire(name, lock_mode::read);
   auto r2 = b.try_acquire(name, lock_mode::read);
@@ -102,13 +73,13 @@ TEST_P(RwSemConformance, ReadersShareAndAWriterExcludes) {
 
 TEST_P(RwSemConformance, AWaitingWriterKeepsNewReadersOutAndGetsALargerFence) {
   auto db = open();
-  session reader(db, quick());
+  session reader(db, quick_no_delay());
   const auto name = unique_name("rw");
   auto r = reader.try_acquire(name, lock_mode::read);
   ASSERT_TRUE(r);
   auto wdb = open();
   auto writer = std::async(std::launch::async, [&] {
-    session w(wdb, quick());
+    session w(wdb, quick_no_delay());
     auto l = w.acquire(name, lock_mode::write, 60s);
     return l.fence();
   });
@@ -116,7 +87,7 @@ TEST_P(RwSemConformance, AWaitingWriterKeepsNewReadersOutAndGetsALargerFence) {
   auto ldb = open();
   for (int i = 0; i < 3000 && tickets(ldb, name) == 0; ++i) std::this_thread::sleep_for(5ms);
   ASSERT_EQ(tickets(ldb, name), 1) << "the writer waits in line";
-  session late(ldb, quick());
+  session late(ldb, quick_no_delay());
   EXPECT_FALSE(late.try_acquire(name, lock_mode::read)) << "a new reader passed a waiting writer";
   const auto reader_fence = r->fence();
   r->release();
@@ -127,7 +98,7 @@ TEST_P(RwSemConformance, AWaitingWriterKeepsNewReadersOutAndGetsALargerFence) {
 
 TEST_P(RwSemConformance, ReentryAndUpgradeRules) {
   auto db = open();
-  session a(db, quick()), b(db, quick());
+  session a(db, quick_no_delay()), b(db, quick_no_delay());
   const auto name = unique_name("rw");
   auto r1 = a.try_acquire(name, lock_mode::read);
   auto r2 = a.try_acquire(name, lock_mode::read);
@@ -177,7 +148,7 @@ TEST_P(RwSemConformance, ReadersConcurrentWritersExclusiveFencesOrderedAcrossThr
       ts.emplace_back([&, t] {
         try {
           auto db = open();
-          session s(db, quick(10000ms));
+          session s(db, quick_no_delay(10000ms));
           for (int i = 0; i < rounds; ++i) {
             const bool write = (i + t) % 3 == 0;
             auto l = s.acquire(name, write ? lock_mode::write : lock_mode::read, 120s);
@@ -228,7 +199,7 @@ TEST_P(RwSemConformance, PermitsAreNeverExceededAcrossThreadsAndProcesses) {
       ts.emplace_back([&] {
         try {
           auto db = open();
-          session s(db, quick(10000ms));
+          session s(db, quick_no_delay(10000ms));
           for (int i = 0; i < rounds; ++i) {
             auto p = s.acquire_permits(name, permits, 1, 120s);
             if (p.size() != 1) ++violations;
@@ -253,7 +224,7 @@ TEST_P(RwSemConformance, PermitsAreNeverExceededAcrossThreadsAndProcesses) {
 
 TEST_P(RwSemConformance, PermitsHaveTheirOwnFencesAndTheCountIsChecked) {
   auto db = open();
-  session a(db, quick()), b(db, quick());
+  session a(db, quick_no_delay()), b(db, quick_no_delay());
   const auto name = unique_name("sem");
   auto two = a.try_acquire_permits(name, 3, 2);
   ASSERT_TRUE(two);
@@ -290,9 +261,9 @@ TEST_P(RwSemConformance, PermitsHaveTheirOwnFencesAndTheCountIsChecked) {
 TEST_P(RwSemConformance, ExpiryAndTheReaperFreePermitsAndTheHolderIsToldItLostThem) {
   auto db = open();
   std::atomic<int> lost{0};
-  auto o = quick(1500ms);
+  auto o = quick_no_delay(1500ms);
   o.on_lost = [&](const lost_lease&) { ++lost; };
-  session a(db, o), b(db, quick());
+  session a(db, o), b(db, quick_no_delay());
   const auto name = unique_name("sem");
   auto held = a.try_acquire_permits(name, 2, 2);
   ASSERT_TRUE(held);
@@ -321,7 +292,7 @@ TEST_P(RwSemConformance, ExpiryAndTheReaperFreePermitsAndTheHolderIsToldItLostTh
 
 TEST_P(RwSemConformance, TheRenewalKeepsReadWriteAndPermitHoldsForFiveTtls) {
   auto db = open();
-  session a(db, quick(400ms)), b(db, quick());
+  session a(db, quick_no_delay(400ms)), b(db, quick_no_delay());
   const auto n1 = unique_name("rw"), n2 = unique_name("sem"), n3 = unique_name("mx");
   auto w = a.try_acquire(n1, lock_mode::write);
   auto p = a.try_acquire_permits(n2, 1, 1);
@@ -341,7 +312,7 @@ TEST_P(RwSemConformance, TheRenewalKeepsReadWriteAndPermitHoldsForFiveTtls) {
 
 TEST_P(RwSemConformance, VerifyInPassesWhileHeldAndFailsOnceTheHoldIsGone) {
   auto db = open();
-  session a(db, quick());
+  session a(db, quick_no_delay());
   const auto name = unique_name("rw");
   auto r = a.try_acquire(name, lock_mode::read);
   ASSERT_TRUE(r);
@@ -356,7 +327,7 @@ TEST_P(RwSemConformance, VerifyInPassesWhileHeldAndFailsOnceTheHoldIsGone) {
 // one more), a refusal stops after the read, a release is one statement.
 TEST_P(RwSemConformance, RoundTripsOfAGrantARefusalAndARelease) {
   auto db = open();
-  session a(db, quick()), b(db, quick());
+  session a(db, quick_no_delay()), b(db, quick_no_delay());
   const auto name = unique_name("rw");
   {  // warm up: client libraries that prepare statements do so on first use (one round trip each)
     const auto warm = unique_name("warm");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/backend.hpp"
 #include "dblock/election.hpp"
@@ -22,6 +23,8 @@ class election_ops {
                                  const std::string& value) const = 0;
   // The live leader, or nothing. One round trip.
   [[nodiscard]] virtual std::optional<leader_info> leader(backend& b, const std::string& name) const = 0;
+  // The live leader of every election, by name. One round trip.
+  [[nodiscard]] virtual std::vector<leader_info> list(backend& b) const = 0;
   // Removes the value of grant `fence` of `owner` (a resignation). One round trip.
   virtual void clear(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const = 0;
 };

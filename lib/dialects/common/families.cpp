@@ -330,6 +330,22 @@ std::optional<leader_info> table_elections::leader(backend& b, const std::string
   return i;
 }
 
+std::vector<leader_info> table_elections::list(backend& b) const {
+  auto r = b.exec("elect_list", {});
+  std::vector<leader_info> out;
+  out.reserve(r.rows.size());
+  for (const auto& row : r.rows) {
+    leader_info i;
+    i.name = rows::text(row, 0);
+    i.value = rows::text(row, 1);
+    i.fence = rows::i64(row, 2, "leader fence");
+    i.holder = rows::text(row, 3);
+    i.expires_in = std::chrono::milliseconds(rows::i64(row, 4, "leader expires_in_ms"));
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
 void table_elections::clear(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const {
   (void)b.exec("elect_clear", {name, owner, fence});
 }

@@ -140,7 +140,7 @@ class holder_table final : public holders_ops {
 
 // The election statements, the same columns on every dialect: elect_set.sql (a row back, or
 // on MariaDB/MySQL 8.0 a matched row, = stored), elect_leader.sql (value, fence, holder,
-// expires_in_ms), elect_clear.sql.
+// expires_in_ms), elect_list.sql (name and the same), elect_clear.sql.
 class table_elections : public election_ops {
  public:
   // set_counts_rows: elect_set.sql returns no row (no INSERT ... RETURNING); its matched count says.
@@ -148,6 +148,7 @@ class table_elections : public election_ops {
   bool set(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
            const std::string& value) const override;
   std::optional<leader_info> leader(backend& b, const std::string& name) const override;
+  std::vector<leader_info> list(backend& b) const override;
   void clear(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const override;
 
  private:
