@@ -264,7 +264,8 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
                 }}});
 
     // A 3-name multi-lock pair: dblock's try_acquire_all + release against the hand-written
-    // transaction (BEGIN, three upserts, COMMIT) and three DELETEs.
+    // transaction (BEGIN, three upserts, COMMIT) and three DELETEs; and a set of one
+    // exclusive, one read and one write member against the exclusive set.
     add_group(x, "multi",
               {select1,
                {"multi3_pair_raw",
@@ -280,6 +281,17 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
                {"multi3_pair", [x] {
                   return timed([x] {
                     auto set = dblock::try_acquire_all(*x->s, {"bench:m:a", "bench:m:b", "bench:m:c"});
+                    if (!set) return false;
+                    set->release();
+                    return true;
+                  });
+                }},
+               // The same set with a read and a write member (read-write locks in the set).
+               {"multi3_mixed_pair", [x] {
+                  return timed([x] {
+                    auto set = dblock::try_acquire_all(*x->s, {"bench:mx:a",
+                                                               {"bench:mx:b", dblock::lock_mode::read},
+                                                               {"bench:mx:c", dblock::lock_mode::write}});
                     if (!set) return false;
                     set->release();
                     return true;
@@ -413,6 +425,7 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     emit(x, "try_busy", "round_trip", "SELECT 1");
     emit(x, "multi3_pair_raw", "round_trip", "SELECT 1");
     emit(x, "multi3_pair", "multi3_pair_raw", "the hand-written transaction of three upserts, then three DELETEs");
+    emit(x, "multi3_mixed_pair", "multi3_pair", "the same set of three exclusive members");
     emit(x, "acquire_empty", "acquire_empty_raw", "the hand-written acquire on the same table");
     emit(x, "acquire_100k_raw", "acquire_empty_raw", "the hand-written acquire on the (almost) empty table");
     emit(x, "acquire_100k", "acquire_empty", "dblock's acquire on the (almost) empty table");
