@@ -61,7 +61,9 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
     const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();  // before sending: the local deadline errs early
     detail::rw_decision d;
-    detail::retry_conflicts(*c.db, [&] { c.db->in_transaction([&] { d = detail::decide_rw(c, name, write, bound, mine); }); });
+    detail::retry_conflicts(*c.db, [&] {
+      c.db->in_transaction([&] { d = detail::decide_rw(c, name, write, bound, mine); });
+    });
     if (!d.misuse.empty()) throw invalid_argument(d.misuse);
     if (!d.granted) {
       detail::count(counter::lock_not_acquired);

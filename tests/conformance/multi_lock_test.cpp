@@ -388,7 +388,8 @@ TEST_P(MultiLockConformance, RoundTripsOfAMixedSet) {
   for (int pass = 0; pass < 2; ++pass) {  // measured the second time: statements are prepared once
     const auto x = unique_name("x"), y = unique_name("y"), z = unique_name("z");
     std::optional<multi_lease> set;
-    const auto acquire = round_trips_of(db, [&] { set = try_acquire_all(s, {x, {y, lock_mode::read}, {z, lock_mode::write}}); });
+    const auto acquire =
+        round_trips_of(db, [&] { set = try_acquire_all(s, {x, {y, lock_mode::read}, {z, lock_mode::write}}); });
     ASSERT_TRUE(set);
     const auto release = round_trips_of(db, [&] { set->release(); });
     auto reader = t.try_acquire(y, lock_mode::read);
@@ -417,7 +418,8 @@ TEST_P(MultiLockConformance, OverlappingMixedSetsInAnyOrderNeverDeadlockNorOverl
   {
     auto db = open();
     raw_exec(db, "CREATE TABLE " + table +
-                     " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL, readers INTEGER NOT NULL, writers INTEGER NOT NULL)");
+                     " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL, readers INTEGER NOT NULL,"
+                     " writers INTEGER NOT NULL)");
     for (int i = 0; i < names; ++i)
       raw_query(db, "INSERT INTO " + table + " (id, v, readers, writers) VALUES ($1, 0, 0, 0)", {std::int64_t{i}});
   }
