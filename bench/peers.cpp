@@ -8,6 +8,10 @@
 //   redis_fsync    Redis: SET key token NX PX ttl + the compare-and-delete script (EVALSHA),
 //                  appendfsync always: every write is on disk before the reply
 //   redis_volatile the same on a Redis without persistence (no AOF, no RDB)
+//   dblock_unlogged dblock's pair on a database of its own whose lock tables are unlogged
+//                  (migrate_options::lock_tables): no WAL, no commit flush
+// Besides dblock / peer for each peer, the unlogged pair is reported against Redis without
+// persistence (unlogged_pair_vs_redis_volatile, target <= 2x).
 // The two Redis servers are started here (`redis-server` from PATH, loopback, a temporary
 // directory) and stopped at the end; without redis-server or hiredis the Redis pairs are
 // skipped with a note. Reported per peer: dblock's median pair, the peer's, and the median
@@ -218,6 +222,36 @@ void run_peers(const options& o, const std::vector<combo>& combos, report& rep) 
   raw.prepare("adv_unlock", "SELECT pg_advisory_unlock($1)");
   const std::int64_t key = static_cast<std::int64_t>(std::random_device{}()) << 20;
 
+  // The unlogged pair runs on a throwaway database (the test user has CREATEDB), so the
+  // durable figures above keep their logged tables; dropped at the end.
+  const std::string unlogged_db = "dblock_bench_unlogged_" + run_tag;
+  pqxx::nontransaction(raw).exec("CREATE DATABASE " + unlogged_db);
+  struct drop_db {
+    pqxx::connection& c;
+    std::string name;
+    ~drop_db() {
+      try {
+        pqxx::nontransaction(c).exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      } catch (...) {
+      }
+    }
+  } drop_unlogged{raw, unlogged_db};
+  std::string unlogged_url = pg->url;
+  {
+    const auto scheme = unlogged_url.find("://");
+    const auto slash = unlogged_url.find('/', scheme + 3);
+    const auto q = unlogged_url.find('?', slash);
+    unlogged_url = unlogged_url.substr(0, slash + 1) + unlogged_db + (q == std::string::npos ? "" : unlogged_url.substr(q));
+  }
+  std::optional<dblock::database> udb(dblock::open(unlogged_url));
+  {
+    dblock::migrate_options mo;
+    mo.lock_tables = dblock::lock_table_mode::unlogged;
+    mo.replication = dblock::replication_policy::ignore;
+    (void)udb->migrate(mo);
+  }
+  std::optional<dblock::session> us(std::in_place, *udb, so);
+
   std::vector<pair_op> ops;
   ops.push_back({"dblock", "", [&] {
                    auto l = s.try_acquire(lock_name);
@@ -231,6 +265,13 @@ void run_peers(const options& o, const std::vector<combo>& combos, report& rep) 
                    const bool got = tx.exec_prepared1("adv_lock", key)[0].as<bool>();
                    const bool freed = tx.exec_prepared1("adv_unlock", key)[0].as<bool>();
                    return got && freed;
+                 }, {}});
+  ops.push_back({"dblock_unlogged", "dblock's lease pair on unlogged lock tables (migrate_options::lock_tables)",
+                 [&] {
+                   auto l = us->try_acquire(lock_name);
+                   if (!l) return false;
+                   l->release();
+                   return true;
                  }, {}});
 #if DBLOCK_BENCH_REDIS
   std::unique_ptr<redis_peer> fsynced, volatile_;
@@ -283,6 +324,34 @@ void run_peers(const options& o, const std::vector<combo>& combos, report& rep) 
     r.goal = target_for(r.metric, pg->kind);
     rep.add(std::move(r));
   }
+  // The unlogged pair against Redis without persistence, paired per iteration likewise.
+  const pair_op* unlogged = nullptr;
+  const pair_op* redis_volatile = nullptr;
+  for (const auto& op : ops) {
+    if (op.name == "dblock_unlogged") unlogged = &op;
+    if (op.name == "redis_volatile") redis_volatile = &op;
+  }
+  if (unlogged && redis_volatile) {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < unlogged->samples.size(); ++i)
+      ratios.push_back(unlogged->samples[i] / redis_volatile->samples[i]);
+    result r;
+    r.metric = "unlogged_pair_vs_redis_volatile";
+    r.backend = pg->name;
+    r.unit = "us";
+    r.value_spread = summarize(unlogged->samples);
+    r.floor_spread = summarize(redis_volatile->samples);
+    r.ratio_spread = summarize(ratios);
+    r.value = r.value_spread->median;
+    r.floor = r.floor_spread->median;
+    r.ratio = r.ratio_spread->median;
+    r.floor_is = redis_volatile->floor_is;
+    r.note = "dblock's lease pair on unlogged lock tables against Redis without persistence, interleaved";
+    r.goal = target_for(r.metric, pg->kind);
+    rep.add(std::move(r));
+  }
+  us.reset();  // its connections end before the database is dropped
+  udb.reset();
 }
 
 }  // namespace dblock_bench

@@ -440,7 +440,8 @@ constexpr const char* lite_idem_insert =
     "created_at, updated_at, expires_at) VALUES (:scope, :key, :fp, 'in_progress', :owner, 1, " BENCH_SQLITE_NOW
     " + :lease, " BENCH_SQLITE_NOW ", " BENCH_SQLITE_NOW ", " BENCH_SQLITE_NOW " + :retention)";
 constexpr const char* lite_idem_lookup =
-    "SELECT status FROM dblock_idempotency WHERE scope = :scope AND idem_key = :key AND expires_at > " BENCH_SQLITE_NOW;
+    "SELECT status, response_code, response_body FROM dblock_idempotency WHERE scope = :scope AND idem_key = :key "
+    "AND expires_at > " BENCH_SQLITE_NOW;
 constexpr const char* lite_reap =
     "DELETE FROM dblock_locks WHERE name IN (SELECT name FROM dblock_locks WHERE expires_at < " BENCH_SQLITE_NOW
     " - :grace ORDER BY expires_at LIMIT :lim)";
@@ -459,7 +460,8 @@ class lite_raw final : public raw_client {
                       soci::use(i_fp_, "fp"), soci::use(i_owner_, "owner"), soci::use(i_lease_, "lease"),
                       soci::use(i_retention_, "retention"))),
         idem_lookup_((s_.prepare << lite_idem_lookup, soci::use(l_scope_, "scope"), soci::use(l_key_, "key"),
-                      soci::into(l_status_, l_ind_))),
+                      soci::into(l_status_, l_ind_), soci::into(l_code_, l_code_ind_),
+                      soci::into(l_body_, l_body_ind_))),
         reap_((s_.prepare << lite_reap, soci::use(g_grace_, "grace"), soci::use(g_limit_, "lim"))),
         rw_read_((s_.prepare << std::string("INSERT INTO dblock_lock_holders (name, owner, slot, kind, holds, write_holds, "
                                             "permits, fence, acquired_at, expires_at) SELECT :name, :owner, 0, 'r', 1, 0, 0, "
@@ -625,8 +627,9 @@ class lite_raw final : public raw_client {
   std::string i_scope_, i_key_, i_fp_, i_owner_;
   long long i_lease_ = 0, i_retention_ = 0;
   soci::statement idem_insert_;
-  std::string l_scope_, l_key_, l_status_;
-  soci::indicator l_ind_ = soci::i_ok;
+  std::string l_scope_, l_key_, l_status_, l_body_;
+  int l_code_ = 0;
+  soci::indicator l_ind_ = soci::i_ok, l_code_ind_ = soci::i_ok, l_body_ind_ = soci::i_ok;
   soci::statement idem_lookup_;
   long long g_grace_ = 0, g_limit_ = 0;
   soci::statement reap_;

@@ -56,7 +56,8 @@ class raw_client {
   // A plain INSERT of a new in-progress idempotency record (the floor of begin() on a new key).
   virtual void idem_insert(const std::string& scope, const std::string& key, const std::string& fingerprint,
                            const std::string& owner, std::int64_t lease_ms, std::int64_t retention_ms) = 0;
-  // SELECT of a record by primary key (the floor of a replay); true when found.
+  // SELECT of a record's status and stored response by primary key (the floor of a replay:
+  // a replay returns them); true when found.
   virtual bool idem_lookup(const std::string& scope, const std::string& key) = 0;
   // Read-write lock and semaphore floors (dblock_lock_holders, migration 0008): one
   // hand-written statement each way, not gated, for the cost of the same rows' writes.

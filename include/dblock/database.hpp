@@ -17,6 +17,15 @@
 
 namespace dblock {
 
+// Where the lock tables (dblock_locks, dblock_lock_waiters, dblock_lock_holders) keep
+// their rows on PostgreSQL. docs/locks.md, "Unlogged lock tables", says what each gives up.
+enum class lock_table_mode {
+  keep,      // leave them as they are (a new schema is logged)
+  logged,    // written to the WAL: a grant survives a crash and reaches standbys
+  unlogged,  // PostgreSQL only: no WAL, no commit flush; a server crash, restart after a
+             // crash or failover frees every lock; fences still keep increasing
+};
+
 // Options for running migrations.
 struct migrate_options {
   // How long to wait for the migration lock held by another deploy. Default 60 s.
@@ -28,6 +37,11 @@ struct migrate_options {
   // After migrating: does the server's replication risk losing a committed grant on
   // failover (replication.hpp)? Default: replication_policy::warn.
   replication_policy replication = replication_policy::warn;
+  // After the schema steps, under the same migration lock: switch the lock tables to
+  // logged or unlogged (lock_table_mode). Default keep. unlogged on another database than
+  // PostgreSQL is refused with invalid_argument before anything runs. A switch rewrites the
+  // three tables under an exclusive table lock: lock traffic waits for it.
+  lock_table_mode lock_tables = lock_table_mode::keep;
 };
 
 struct migration_info {

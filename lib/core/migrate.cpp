@@ -9,6 +9,7 @@
 // file is refused. MySQL DDL commits implicitly: a failure stops the run, names the
 // file and statement, and the migration is not recorded.
 #include <algorithm>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -128,7 +129,7 @@ void check_unchanged(const migration_file& f, const migration_info& recorded) {
 // table's creation, then every file with its history row. A concurrent migrator waits
 // at each step and then finds the file recorded. Each file still commits on its own.
 migrate_result run_pooled(detail::backend& b, const std::vector<migration_file>& files, const std::string& scope,
-                          const migrate_options& opts) {
+                          const migrate_options& opts, const std::function<void()>& after) {
   const auto deadline = std::chrono::steady_clock::now() + opts.lock_wait;
   migrate_result res;
   b.in_transaction([&] {
@@ -149,14 +150,20 @@ migrate_result run_pooled(detail::backend& b, const std::vector<migration_file>&
       res.applied.push_back(f.info);
     });
   }
+  if (after)
+    b.in_transaction([&] {
+      if (!b.migration_lock_in_transaction(deadline)) lock_timeout(b, opts);
+      after();
+    });
   return res;
 }
 
+// `after` (may be empty) runs once the files are applied, under the same migration lock.
 migrate_result run(detail::backend& b, std::vector<migration_file> files, const std::string& scope,
-                   const migrate_options& opts) {
+                   const migrate_options& opts, const std::function<void()>& after = {}) {
   std::sort(files.begin(), files.end(),
             [](const migration_file& a, const migration_file& c) { return a.info.version < c.info.version; });
-  if (b.pooled()) return run_pooled(b, files, scope, opts);
+  if (b.pooled()) return run_pooled(b, files, scope, opts, after);
   const auto& ops = detail::migrations_for(b.kind());
   migrate_result res;
   std::unique_ptr<detail::migration_lease> lease;  // Galera's migration lock
@@ -184,6 +191,10 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
       }
       res.applied.push_back(f.info);
     }
+    if (after) {
+      if (lease) lease->check("the lock tables were not switched");
+      after();
+    }
   };
 
   if (ops.one_transaction()) {
@@ -210,7 +221,15 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
 }  // namespace
 
 migrate_result database::migrate(const migrate_options& opts) {
-  auto res = run(*impl_->b, embedded_migrations(kind()), "dblock", opts);
+  if (opts.lock_tables == lock_table_mode::unlogged && kind() != dialect::postgresql)
+    throw invalid_argument(std::string("unlogged lock tables exist only on PostgreSQL, not on ") + to_string(kind()) +
+                           " (" + describe() + ")");
+  std::function<void()> after;
+  if (opts.lock_tables != lock_table_mode::keep) {
+    const auto& ops = detail::migrations_for(kind());
+    after = [&] { ops.set_lock_tables(*impl_->b, opts.lock_tables); };
+  }
+  auto res = run(*impl_->b, embedded_migrations(kind()), "dblock", opts, after);
   // After the schema work: a refusal must not leave a half-migrated schema behind, and a
   // deploy learns of the risk where it is looked at.
   if (opts.replication != replication_policy::ignore) {

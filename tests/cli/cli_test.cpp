@@ -257,5 +257,46 @@ TEST_F(Cli, SchemaMissingExit78) {
   expect_one_error_line(r);
 }
 
+// `dblock migrate --lock-tables`: unlogged on SQLite is exit 64 with one line and creates
+// nothing; on PostgreSQL it switches the three lock tables, and `logged` switches them back.
+TEST_F(Cli, MigrateLockTables) {
+  auto refused = dblock({"--url", "sqlite:unlogged.db", "migrate", "--lock-tables", "unlogged"});
+  EXPECT_EQ(refused.exit_code, 64);
+  EXPECT_TRUE(contains(refused.err, "only on PostgreSQL")) << refused.err;
+  expect_one_error_line(refused);
+  {
+    auto db = open("sqlite://" + (cwd() / "unlogged.db").string());
+    EXPECT_TRUE(db.applied_migrations("dblock").empty()) << "the refusal came before any migration";
+  }
+  auto bad = dblock({"--url", "sqlite:unlogged.db", "migrate", "--lock-tables", "fast"});
+  EXPECT_EQ(bad.exit_code, 64);
+  expect_one_error_line(bad);
+
+  auto pg = env_url(pg_url_env);
+  if (!pg) {
+    if (require_all()) FAIL() << pg_url_env << " is not set (DBLOCK_TEST_REQUIRE_ALL=1)";
+    GTEST_SKIP() << pg_url_env << " is not set";
+  }
+  const auto name = create_database(*pg, dialect::postgresql);
+  const auto url = with_database(*pg, name);
+  const auto unlogged_count = [&] {
+    pqxx::connection c(url.substr(0, url.find('?')));
+    return pqxx::nontransaction(c)
+        .exec1("SELECT count(*) FROM pg_class WHERE relname IN ('dblock_locks', 'dblock_lock_waiters', "
+               "'dblock_lock_holders') AND relpersistence = 'u'")[0]
+        .as<int>();
+  };
+  auto on = dblock({"migrate", "--lock-tables", "unlogged"}, {{"DBLOCK_URL", url}});
+  EXPECT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_TRUE(contains(on.out, "lock tables: unlogged")) << on.out;
+  const int after_on = unlogged_count();
+  auto off = dblock({"migrate", "--lock-tables", "logged"}, {{"DBLOCK_URL", url}});
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  const int after_off = unlogged_count();
+  drop_database(*pg, dialect::postgresql, name);
+  EXPECT_EQ(after_on, 3);
+  EXPECT_EQ(after_off, 0);
+}
+
 }  // namespace
 }  // namespace dblock::test

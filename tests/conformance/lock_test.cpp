@@ -337,8 +337,15 @@ TEST_P(LockConformance, RoundTripsPerOperation) {
   std::optional<lease> l;
   EXPECT_EQ(round_trips_of(db, [&] { l = s.try_acquire(name); }), grant) << "fresh grant";
   ASSERT_TRUE(l);
-  EXPECT_EQ(round_trips_of(other_db, [&] { EXPECT_FALSE(other.try_acquire(name)); }), other_try)
+  // SQLite's refused upsert is followed by a read of the holder (lock_probe.sql), so that
+  // the next tries read instead of taking the write lock: two statements, in process.
+  EXPECT_EQ(round_trips_of(other_db, [&] { EXPECT_FALSE(other.try_acquire(name)); }),
+            kind() == dialect::sqlite ? 2u : other_try)
       << "a failed try";
+  if (kind() == dialect::sqlite) {
+    EXPECT_EQ(round_trips_of(other_db, [&] { EXPECT_FALSE(other.try_acquire(name)); }), 1u)
+        << "the next failed try reads (lock_probe.sql)";
+  }
   std::optional<lease> again;
   EXPECT_EQ(round_trips_of(db, [&] { again = s.try_acquire(name); }), other_try) << "re-entry";
   EXPECT_EQ(round_trips_of(db, [&] { again->release(); }), 1u) << "decrement";
@@ -754,7 +761,7 @@ TEST_P(LockConformance, ANameReleasedHereButTakenMeanwhileIsTakenOverOrRefused) 
   const auto row_before = raw_query(db, row_sql, {name});
   std::optional<lease> refused;
   EXPECT_EQ(round_trips_of(db, [&] { refused = s.try_acquire(name); }),
-            kind() == dialect::postgresql ? 2u : acquire_trips(false));
+            kind() == dialect::postgresql || kind() == dialect::sqlite ? 2u : acquire_trips(false));
   EXPECT_FALSE(refused) << "granted over another owner's live row";
   EXPECT_EQ(raw_query(db, row_sql, {name}).rows, row_before.rows);
   live->release();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "dblock/database.hpp"
 
 namespace dblock::detail {
 
@@ -40,6 +41,10 @@ class migration_ops {
   virtual void release_lease(backend& b, std::string_view owner) const = 0;
   [[nodiscard]] virtual bool history_present(backend& b) const = 0;
   [[nodiscard]] virtual std::vector<migration_info> applied(backend& b, const std::string& scope) const = 0;
+  // Switches the lock tables to `mode` (never keep), under the migration lock. Only
+  // PostgreSQL has unlogged tables (database::migrate refuses the mode elsewhere first);
+  // elsewhere the tables are always logged and this does nothing.
+  virtual void set_lock_tables(backend& /*b*/, lock_table_mode /*mode*/) const {}
 };
 
 [[nodiscard]] const migration_ops& migrations_for(dialect d) noexcept;

@@ -2,6 +2,7 @@
 // behind a transaction pooler the migration lock as a transaction-scoped advisory lock
 // on the same key as the session lock, so pooled and direct migrators exclude each other.
 #include "core/backoff.hpp"
+#include "core/catalog.hpp"
 #include "core/crypto.hpp"
 #include "dialects/common/families.hpp"
 #include "dialects/common/rows.hpp"
@@ -19,6 +20,17 @@ class pg_migrations_impl final : public session_locked_migrations {
       if (rows::first_is(b.exec("migration_lock_xact", {key}), "1")) return true;
       if (!sleep_before(bo, deadline)) return false;
     }
+  }
+  // sql/postgresql/lock_tables_{logged,unlogged}.sql, one statement at a time (in the
+  // migration's transaction when behind a pooler, else each autocommitted: every statement
+  // is idempotent, so a run cut short is completed by the next).
+  void set_lock_tables(backend& b, lock_table_mode mode) const override {
+    if (mode == lock_table_mode::keep) return;
+    const char* path = mode == lock_table_mode::unlogged ? "sql/postgresql/lock_tables_unlogged.sql"
+                                                         : "sql/postgresql/lock_tables_logged.sql";
+    const char* text = find_embedded(path);
+    if (!text) throw internal_error(std::string("embedded ") + path + " is missing");
+    for (const auto& st : split_statements(text)) b.run_script(st);
   }
 };
 }  // namespace

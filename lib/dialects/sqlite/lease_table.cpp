@@ -1,6 +1,8 @@
 // lib/dialects/sqlite/lease_table.cpp — lease locks and the wait line on SQLite
-// (sql/sqlite/lock_*.sql). A refused upsert returns no row (the caller asks lock_holder when
-// it needs the holder); tickets are renewed by a second statement while the session waits.
+// (sql/sqlite/lock_*.sql). A refused upsert returns no row; the holder is then read with
+// lock_probe.sql, so that the session's next tries of the name read (lock_probe.sql alone)
+// instead of sending the upsert, which takes SQLite's write lock even when it changes
+// nothing. Tickets are renewed by a second statement while the session waits.
 // A waiter's try and the deletion of its ticket when granted share one transaction: one
 // commit, one fsync per hand-off (statements run in process, a transaction costs no round
 // trip).
@@ -19,7 +21,7 @@ constexpr rows::lock_columns acquire_cols{.holder = 3, .fence = 1, .holds = 2, .
 
 class sqlite_table final : public lease_table_reads {
  public:
-  bool refusal_names_holder() const noexcept override { return false; }
+  bool refusal_names_holder() const noexcept override { return true; }
   bool grant_consumes_ticket() const noexcept override { return true; }
   bool async_release() const noexcept override { return false; }
 
@@ -42,8 +44,18 @@ class sqlite_table final : public lease_table_reads {
   static grant_outcome grant(backend& b, const grant_request& r) {
     // Rows are grants only (RETURNING yields nothing when refused).
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
-    if (res.rows.empty()) return {};
+    if (res.rows.empty()) return {false, read_holder(b, r.name, r.owner)};
     return {true, rows::lock_row(r.name, res.rows[0], acquire_cols)};
+  }
+
+  // The live row of another owner than `owner`, if any (lock_probe.sql: a read).
+  static std::optional<lock_info> read_holder(backend& b, const std::string& name, const std::string& owner) {
+    auto r = b.exec("lock_probe", {name, owner});
+    if (r.rows.empty()) return std::nullopt;
+    auto i = rows::lock_row(name, r.rows[0], acquire_cols);
+    const auto ms = rows::i64(r.rows[0], 4, "lock expires_at_ms");
+    i.expires_at = idem::format_utc_ms(ms);
+    return i;
   }
 
   std::optional<lock_info> holder(backend& b, const std::string& name) const override {
@@ -55,12 +67,7 @@ class sqlite_table final : public lease_table_reads {
   }
 
   std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) const override {
-    auto r = b.exec("lock_probe", {name, owner});
-    if (r.rows.empty()) return std::nullopt;
-    auto i = rows::lock_row(name, r.rows[0], acquire_cols);
-    const auto ms = rows::i64(r.rows[0], 4, "lock expires_at_ms");
-    i.expires_at = idem::format_utc_ms(ms);
-    return i;
+    return read_holder(b, name, owner);
   }
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
