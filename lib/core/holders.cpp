@@ -4,6 +4,8 @@
 // beside its lease locks (lib/core/session_core.hpp) under holder_key(): renewed by the same
 // renewal statement, lost at the same deadline, waiting in the same line (wait_for). A grant is
 // decided here, inside one short transaction that holds the name's gate, from the live rows.
+// A refused try hands the holds in its way to crash detection's early takeover
+// (session_core::note_blockers; the next try goes through detail::take_over_then).
 #include <algorithm>
 #include <set>
 
@@ -38,6 +40,7 @@ struct decision {
   bool granted = false;
   std::string misuse;               // thrown as invalid_argument
   std::optional<lock_info> blocker;  // a live hold in the way
+  std::vector<detail::holder_row> in_way;  // every such hold (crash detection's early takeover)
 };
 
 // The soonest-ending live hold of rows (for the waiting pacer and the timeout message).
@@ -110,6 +113,7 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
         const auto& in_way = write ? others : writers;
         if (!in_way.empty()) {
           d.blocker = soonest(in_way, name);
+          d.in_way = in_way;
           return;
         }
         if (ops.line_ahead(*c.db, name, bound) > 0) return;  // an earlier waiter goes first
@@ -125,6 +129,7 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
     if (!d.granted) {
       detail::count(counter::lock_not_acquired);
       if (refused) *refused = std::move(d.blocker);
+      c.note_blockers(name, d.in_way, refused);
       return std::nullopt;
     }
     detail::count(counter::lock_acquired);
@@ -185,6 +190,7 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
         }
         if (static_cast<int>(taken.size()) + count > permits) {
           d.blocker = soonest(rows, name);
+          d.in_way = rows;  // this session's own permits too: a try is then never skipped
           return;
         }
         if (ops.line_ahead(*c.db, name, bound) > 0) return;
@@ -203,6 +209,7 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
     if (!d.granted) {
       detail::count(counter::lock_not_acquired);
       if (refused) *refused = std::move(d.blocker);
+      c.note_blockers(name, d.in_way, refused);
       return std::nullopt;
     }
     detail::count(counter::lock_acquired, got.size());
@@ -257,7 +264,10 @@ std::optional<lease> session::try_acquire(std::string_view name, lock_mode mode)
   if (mode == lock_mode::exclusive) return try_acquire(name);
   validate_lock_name(name);
   check_mode(mode);
-  return try_rw(core_, std::string(name), mode == lock_mode::write, detail::behind_every_waiter, nullptr);
+  const std::string n(name);
+  return detail::take_over_then<lease>(*core_, n, nullptr, [&] {
+    return try_rw(core_, n, mode == lock_mode::write, detail::behind_every_waiter, nullptr);
+  });
 }
 
 lease session::acquire(std::string_view name_view, lock_mode mode, std::chrono::milliseconds wait) {
@@ -269,14 +279,20 @@ lease session::acquire(std::string_view name_view, lock_mode mode, std::chrono::
   const bool write = mode == lock_mode::write;
   return detail::wait_for<lease>(
       *core_, name, wait,
-      [&](std::int64_t bound, std::optional<lock_info>* refused) { return try_rw(core_, name, write, bound, refused); },
+      [&](std::int64_t bound, std::optional<lock_info>* refused) {
+        return detail::take_over_then<lease>(*core_, name, refused,
+                                             [&] { return try_rw(core_, name, write, bound, refused); });
+      },
       [] { return std::optional<lock_info>(); }, true, true);
 }
 
 std::optional<permit_set> session::try_acquire_permits(std::string_view name, int permits, int count) {
   validate_lock_name(name);
   check_permits(permits, count);
-  return try_permits(core_, std::string(name), permits, count, detail::behind_every_waiter, nullptr);
+  const std::string n(name);
+  return detail::take_over_then<permit_set>(*core_, n, nullptr, [&] {
+    return try_permits(core_, n, permits, count, detail::behind_every_waiter, nullptr);
+  });
 }
 
 permit_set session::acquire_permits(std::string_view name_view, int permits, int count,
@@ -288,7 +304,8 @@ permit_set session::acquire_permits(std::string_view name_view, int permits, int
   return detail::wait_for<permit_set>(
       *core_, name, wait,
       [&](std::int64_t bound, std::optional<lock_info>* refused) {
-        return try_permits(core_, name, permits, count, bound, refused);
+        return detail::take_over_then<permit_set>(
+            *core_, name, refused, [&] { return try_permits(core_, name, permits, count, bound, refused); });
       },
       [] { return std::optional<lock_info>(); }, true, true);
 }

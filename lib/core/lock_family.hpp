@@ -31,6 +31,12 @@ namespace dblock::detail {
 // a hold of the session.
 [[nodiscard]] lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& name, std::int64_t fence,
                                 std::chrono::steady_clock::time_point t0, std::uint64_t epoch);
+// Crash detection's early takeover of a member that refused a set's try, held with `fence`
+// (session_core::take_over_member): true when the set's next try would be refused by it
+// again and is not sent (*holder then says whom to wait for); `released`: a release of the
+// name was seen since that try.
+[[nodiscard]] bool take_over_member(session_core& c, const std::string& name, std::int64_t fence, bool released,
+                                    std::optional<lock_info>* holder);
 // Releases of other processes reach this process (NOTIFY), and the call that subscribes.
 [[nodiscard]] bool hears_releases(const session_core& c) noexcept;
 void listen_for_releases(session_core& c);

@@ -1,7 +1,8 @@
 // lib/core/multi_lock.cpp — all-or-nothing multi-locks (dblock/multi_lock.hpp), built on
 // the session's lease statements (lib/core/ops/lease_table.hpp) and holds
 // (lib/core/lock_family.hpp): one transaction grants every member in byte-wise name order,
-// or rolls back at the first refusal; the granted members become ordinary leases.
+// or rolls back at the first refusal; the granted members become ordinary leases. A waiting
+// set takes a crashed holder's member over early (crash detection, take_over_member).
 #include <algorithm>
 #include <random>
 #include <thread>
@@ -133,14 +134,30 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
   detail::wait_pacer pacer(opts.min_backoff, opts.max_backoff, started, std::random_device{}(),
                            detail::hears_releases(*core));
   std::vector<std::uint64_t> seen(set.size());
+  refusal last;                 // the last try's refusal
+  std::uint64_t last_seen = 0;  // its member's release generation before that try
   for (int attempt = 0;; ++attempt) {
     for (std::size_t i = 0; i < set.size(); ++i) seen[i] = board.generation(set[i].name);  // before trying
     refusal r;
     std::optional<multi_lease> got;
-    try {
-      got = try_set(s, set, &r);
-    } catch (const lock_not_available&) {
-      r = {set.front().name, std::nullopt};  // SQLite busy: another writer; try again
+    // Crash detection: the member that refused last time may be held by a crashed process;
+    // its marker is looked at first, and the set is not tried while that holder still has it.
+    bool skipped = false;
+    if (attempt > 0 && last.holder) {
+      std::size_t i = 0;
+      while (i + 1 < set.size() && set[i].name != last.name) ++i;
+      std::optional<lock_info> h;
+      if (detail::take_over_member(*core, last.name, last.holder->fence, seen[i] != last_seen, &h)) {
+        r = {last.name, std::move(h)};
+        skipped = true;
+      }
+    }
+    if (!skipped) {
+      try {
+        got = try_set(s, set, &r);
+      } catch (const lock_not_available&) {
+        r = {set.front().name, std::nullopt};  // SQLite busy: another writer; try again
+      }
     }
     if (got) {
       if (attempt > 0) detail::count(counter::lock_waits);
@@ -154,6 +171,8 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
     }
     std::size_t idx = 0;
     while (idx + 1 < set.size() && set[idx].name != r.name) ++idx;
+    if (!skipped) last_seen = seen[idx];  // a skipped try keeps the generation of the last one sent
+    last = r;
     pacer.refused(r.holder ? std::optional<std::int64_t>(r.holder->fence) : std::nullopt, now);
     const auto sleep = pacer.next(r.holder ? std::optional<milliseconds>(r.holder->expires_in) : std::nullopt, now);
     detail::listen_for_releases(*core);
