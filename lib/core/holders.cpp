@@ -242,6 +242,11 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
   });
 }
 
+// What a permit try asks for, for crash detection's early takeover (detail::take_over_then).
+std::string permits_request(int permits, int count) {
+  return std::to_string(count) + " of " + std::to_string(permits);
+}
+
 void check_mode(lock_mode mode) {
   if (mode != lock_mode::read && mode != lock_mode::write)
     throw invalid_argument(std::string("read-write lock mode must be read or write, not ") + to_string(mode));
@@ -265,7 +270,7 @@ std::optional<lease> session::try_acquire(std::string_view name, lock_mode mode)
   validate_lock_name(name);
   check_mode(mode);
   const std::string n(name);
-  return detail::take_over_then<lease>(*core_, n, nullptr, [&] {
+  return detail::take_over_then<lease>(*core_, n, to_string(mode), nullptr, [&] {
     return try_rw(core_, n, mode == lock_mode::write, detail::behind_every_waiter, nullptr);
   });
 }
@@ -280,7 +285,7 @@ lease session::acquire(std::string_view name_view, lock_mode mode, std::chrono::
   return detail::wait_for<lease>(
       *core_, name, wait,
       [&](std::int64_t bound, std::optional<lock_info>* refused) {
-        return detail::take_over_then<lease>(*core_, name, refused,
+        return detail::take_over_then<lease>(*core_, name, to_string(mode), refused,
                                              [&] { return try_rw(core_, name, write, bound, refused); });
       },
       [] { return std::optional<lock_info>(); }, true, true);
@@ -290,7 +295,7 @@ std::optional<permit_set> session::try_acquire_permits(std::string_view name, in
   validate_lock_name(name);
   check_permits(permits, count);
   const std::string n(name);
-  return detail::take_over_then<permit_set>(*core_, n, nullptr, [&] {
+  return detail::take_over_then<permit_set>(*core_, n, permits_request(permits, count), nullptr, [&] {
     return try_permits(core_, n, permits, count, detail::behind_every_waiter, nullptr);
   });
 }
@@ -304,8 +309,9 @@ permit_set session::acquire_permits(std::string_view name_view, int permits, int
   return detail::wait_for<permit_set>(
       *core_, name, wait,
       [&](std::int64_t bound, std::optional<lock_info>* refused) {
-        return detail::take_over_then<permit_set>(
-            *core_, name, refused, [&] { return try_permits(core_, name, permits, count, bound, refused); });
+        return detail::take_over_then<permit_set>(*core_, name, permits_request(permits, count), refused, [&] {
+          return try_permits(core_, name, permits, count, bound, refused);
+        });
       },
       [] { return std::optional<lock_info>(); }, true, true);
 }

@@ -139,8 +139,9 @@ struct session_core final : link::job {
   };
   struct blocked_try {
     std::vector<blocking_hold> holds;
+    std::string request;  // what the try asked for (mode, permit counts): another request may fit
     std::uint64_t generation = 0;
-    bool stamped = false;  // generation set (by take_over_then, after the try)
+    bool stamped = false;  // request and generation set (by take_over_then, after the try)
   };
   std::unordered_map<std::string, blocked_try> blockers;
   // Multi-lock members last seen held by an owner without a marker: the name and that grant's
@@ -525,19 +526,21 @@ struct session_core final : link::job {
     }
   }
 
-  // Before a try of read-write lock or semaphore `name` that was refused last time by holds
-  // of which one keeps a marker (note_blockers): reads those holds with their markers
+  // Before a try of read-write lock or semaphore `name` for `request` that was refused last
+  // time, for the same request, by holds of which one keeps a marker (note_blockers): reads
+  // those holds with their markers
   // (holders_probe_marker.sql, one read-only round trip) and ends each hold whose marker has
   // stayed free for the grace (take_over_hold). Returns true when the try would be refused
   // again and is not sent: every hold that refused it is still live with the same grant and
   // write holds, none was ended, and no release of the name was seen since (`generation`,
   // read before this call); *refused then says whom to wait for and to look again soon.
-  bool take_over_blockers(const std::string& name, std::uint64_t generation, std::optional<lock_info>* refused) {
+  bool take_over_blockers(const std::string& name, const std::string& request, std::uint64_t generation,
+                          std::optional<lock_info>* refused) {
     blocked_try last;
     {
       std::lock_guard l(mu);
       auto it = blockers.find(name);
-      if (!live_ops || it == blockers.end() || !it->second.stamped) return false;
+      if (!live_ops || it == blockers.end() || !it->second.stamped || it->second.request != request) return false;
       last = it->second;
     }
     std::vector<detail::marked_hold> now_held;
@@ -699,17 +702,18 @@ struct session_core final : link::job {
 
 namespace detail {
 
-// One try of read-write lock or semaphore `name` (try_fn() sends it) with crash detection's
-// early takeover: when the last try was refused by holds of which one keeps a marker, those
-// are looked at first (session_core::take_over_blockers), and the try is not sent while it
-// would be refused again. The refusal's holds are stamped with the release generation read
-// before the try.
+// One try of read-write lock or semaphore `name` for `request` (the mode or the permit
+// counts, as text; try_fn() sends the try) with crash detection's early takeover: when the
+// last try of the same request was refused by holds of which one keeps a marker, those are
+// looked at first (session_core::take_over_blockers), and the try is not sent while it would
+// be refused again. The refusal's holds are stamped with the request and the release
+// generation read before the try.
 template <typename T, typename Try>
-std::optional<T> take_over_then(session_core& c, const std::string& name, std::optional<lock_info>* refused,
-                                Try&& try_fn) {
+std::optional<T> take_over_then(session_core& c, const std::string& name, const std::string& request,
+                                std::optional<lock_info>* refused, Try&& try_fn) {
   if (!c.live_ops) return try_fn();
   const auto generation = release_board::get().generation(name);  // before looking
-  if (c.take_over_blockers(name, generation, refused)) return std::nullopt;
+  if (c.take_over_blockers(name, request, generation, refused)) return std::nullopt;
   auto got = try_fn();
   std::lock_guard l(c.mu);
   auto it = c.blockers.find(name);
@@ -717,6 +721,7 @@ std::optional<T> take_over_then(session_core& c, const std::string& name, std::o
   if (got) {
     c.blockers.erase(it);
   } else if (!it->second.stamped) {
+    it->second.request = request;
     it->second.generation = generation;
     it->second.stamped = true;
   }

@@ -351,7 +351,7 @@ void CrashConformance::told_lost_before_anyone_is_granted(bool write_lock) {
   (void)db.migrate();
   auto killer = dblock::open(u);
   auto watcher = dblock::open(u);
-  int overlaps = 0, takeovers = 0;
+  int overlaps = 0, takeovers = 0, early = 0;
   const int trials = 8;
   for (int trial = 0; trial < trials; ++trial) {
     const auto name = unique_name("cut_marker");
@@ -418,8 +418,10 @@ void CrashConformance::told_lost_before_anyone_is_granted(bool write_lock) {
           (query_int(watcher,
                      write_lock ? "SELECT COUNT(*) FROM dblock_lock_holders WHERE name = $1 AND owner = $2"
                                 : "SELECT COUNT(*) FROM dblock_locks WHERE name = $1 AND owner = $2",
-                     {name, holder.owner()}) == 0))
+                     {name, holder.owner()}) == 0)) {
+        ++early;
         break;  // told lost, and the waiter took the lock over
+      }
       std::this_thread::sleep_for(2ms);
     }
     EXPECT_FALSE(held->is_held());
@@ -443,6 +445,7 @@ void CrashConformance::told_lost_before_anyone_is_granted(bool write_lock) {
   }
   EXPECT_EQ(overlaps, 0) << "a waiter was granted while the holder still trusted its lease";
   EXPECT_GT(takeovers, 0) << "the holder's leases were never lost through its marker";
+  EXPECT_GT(early, 0) << "the waiter never took the lock over before the holder's release (no early takeover)";
 }
 
 // A silent network between the holder and the server (a paused TCP relay): the server still
