@@ -141,6 +141,7 @@ struct session_core final : link::job {
     std::vector<blocking_hold> holds;
     std::string request;  // what the try asked for (mode, permit counts): another request may fit
     std::uint64_t generation = 0;
+    std::thread::id by;    // the thread whose try was refused: only it stamps
     bool stamped = false;  // request and generation set (by take_over_then, after the try)
   };
   std::unordered_map<std::string, blocked_try> blockers;
@@ -519,6 +520,7 @@ struct session_core final : link::job {
     if (blockers.size() >= 1024) blockers.clear();
     auto& b = blockers[name];
     b = {};
+    b.by = std::this_thread::get_id();
     for (const auto& r : in_way) b.holds.push_back({r.owner, r.slot, r.info.fence, r.write_holds});
     if (refused && *refused) {
       const auto look = detail::liveness::look_again_for(detail::liveness::window_of(code));
@@ -528,12 +530,12 @@ struct session_core final : link::job {
 
   // Before a try of read-write lock or semaphore `name` for `request` that was refused last
   // time, for the same request, by holds of which one keeps a marker (note_blockers): reads
-  // those holds with their markers
-  // (holders_probe_marker.sql, one read-only round trip) and ends each hold whose marker has
-  // stayed free for the grace (take_over_hold). Returns true when the try would be refused
-  // again and is not sent: every hold that refused it is still live with the same grant and
-  // write holds, none was ended, and no release of the name was seen since (`generation`,
-  // read before this call); *refused then says whom to wait for and to look again soon.
+  // those holds with their markers (holders_probe_marker.sql, one read-only round trip) and
+  // ends each hold whose marker has stayed free for the grace (take_over_hold). Returns true
+  // when the try would be refused again and is not sent: every hold that refused it is still
+  // live with the same grant and write holds, none was ended, and no release of the name was
+  // seen since (`generation`, read before this call); *refused then says whom to wait for and
+  // to look again soon.
   bool take_over_blockers(const std::string& name, const std::string& request, std::uint64_t generation,
                           std::optional<lock_info>* refused) {
     blocked_try last;
@@ -720,7 +722,7 @@ std::optional<T> take_over_then(session_core& c, const std::string& name, const 
   if (it == c.blockers.end()) return got;
   if (got) {
     c.blockers.erase(it);
-  } else if (!it->second.stamped) {
+  } else if (!it->second.stamped && it->second.by == std::this_thread::get_id()) {
     it->second.request = request;
     it->second.generation = generation;
     it->second.stamped = true;
