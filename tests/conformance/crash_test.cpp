@@ -14,6 +14,7 @@
 
 #include "conformance/fixture.hpp"
 #include "dblock/lock.hpp"
+#include "dblock/metrics.hpp"
 #include "dblock/multi_lock.hpp"
 #include "support/relay.hpp"
 
@@ -320,6 +321,35 @@ TEST_P(CrashConformance, KilledMultiLockMemberHolderIsTakenOverLongBeforeItsTtl)
         [&] { return started.load(); });
     expect_taken_over_early(took, ttl, "multi-lock member");
   }
+}
+
+// The other side of the early takeover: holds whose holder is alive (its marker held) are
+// never ended by a waiter that looks at their markers again and again. A write hold, all
+// permits of a semaphore and a multi-lock member held by a live session of this process:
+// waiters of another session time out, the holds stay held, and no takeover is counted.
+TEST_P(CrashConformance, LiveHoldersAreNeverTakenOverByWaitersThatLookAtTheirMarkers) {
+  auto db = open();
+  session_options ho;
+  ho.ttl = 30s;
+  session holder(db, ho);
+  const auto rw = unique_name("live_rw"), sem = unique_name("live_sem"), member = unique_name("live_member");
+  auto w = holder.try_acquire(rw, lock_mode::write);
+  auto p = holder.try_acquire_permits(sem, 2, 2);
+  auto m = holder.try_acquire(member);
+  ASSERT_TRUE(w && p && m);
+  const auto takeovers = metrics()[counter::lock_crash_takeovers];
+  auto wdb = open();
+  session waiter(wdb, {});
+  EXPECT_THROW((void)waiter.acquire(rw, lock_mode::read, 1500ms), timeout_error);
+  EXPECT_THROW((void)waiter.acquire_permits(sem, 2, 1, 1500ms), timeout_error);
+  EXPECT_THROW((void)acquire_all(waiter, {member, unique_name("live_free")}, 1500ms), timeout_error);
+  EXPECT_TRUE(w->is_held());
+  EXPECT_TRUE(p->is_held());
+  EXPECT_TRUE(m->is_held());
+  EXPECT_EQ(metrics()[counter::lock_crash_takeovers], takeovers) << "a live holder's hold was ended";
+  EXPECT_NO_THROW(w->release());
+  EXPECT_NO_THROW(p->release());
+  EXPECT_NO_THROW(m->release());
 }
 
 // A holder whose marker connection the server kills (again and again, so that the marker
