@@ -4,6 +4,8 @@
 // beside its lease locks (lib/core/session_core.hpp) under holder_key(): renewed by the same
 // renewal statement, lost at the same deadline, waiting in the same line (wait_for). A grant is
 // decided here, inside one short transaction that holds the name's gate, from the live rows.
+// A refused try hands the holds in its way to crash detection's early takeover
+// (session_core::note_blockers; the next try goes through detail::take_over_then).
 #include <algorithm>
 #include <set>
 
@@ -39,6 +41,7 @@ struct decision {
   bool granted = false;
   std::string misuse;               // thrown as invalid_argument
   std::optional<lock_info> blocker;  // a live hold in the way
+  std::vector<detail::holder_row> in_way;  // every such hold (crash detection's early takeover)
 };
 
 // The soonest-ending live hold of rows (for the waiting pacer and the timeout message).
@@ -68,6 +71,7 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
     if (!d.granted) {
       detail::count(counter::lock_not_acquired);
       if (refused) *refused = std::move(d.blocker);
+      c.note_blockers(name, d.in_way, refused);
       return std::nullopt;
     }
     return detail::adopt_rw(self, name, write, d, t0, epoch);
@@ -104,6 +108,7 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
         }
         if (static_cast<int>(taken.size()) + count > permits) {
           d.blocker = soonest(rows, name);
+          d.in_way = rows;  // this session's own permits too: a try is then never skipped
           return;
         }
         if (ops.line_ahead(*c.db, name, bound) > 0) return;
@@ -122,6 +127,7 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
     if (!d.granted) {
       detail::count(counter::lock_not_acquired);
       if (refused) *refused = std::move(d.blocker);
+      c.note_blockers(name, d.in_way, refused);
       return std::nullopt;
     }
     detail::count(counter::lock_acquired, got.size());
@@ -152,6 +158,11 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
     for (auto& h : hs) out.push_back(session_core::make_lease(self, h, lock_mode::permit));
     return permit_set(std::move(out));
   });
+}
+
+// What a permit try asks for, for crash detection's early takeover (detail::take_over_then).
+std::string permits_request(int permits, int count) {
+  return std::to_string(count) + " of " + std::to_string(permits);
 }
 
 void check_mode(lock_mode mode) {
@@ -223,6 +234,7 @@ rw_decision decide_rw(session_core& c, const std::string& name, bool write, std:
   const auto& in_way = write ? others : writers;
   if (!in_way.empty()) {
     d.blocker = soonest(in_way, name);
+    d.in_way = in_way;
     return d;
   }
   if (ops.line_ahead(*c.db, name, bound) > 0) return d;  // an earlier waiter goes first
@@ -265,6 +277,29 @@ lease adopt_rw(const std::shared_ptr<session_core>& self, const std::string& nam
   return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
 }
 
+// The request a waiting multi-lock set's read or write member is noted under (take_over_then
+// uses the mode or permit count of a single try): one per set member, whatever its mode.
+constexpr const char* set_member_request = "set member";
+
+void note_rw_member_refusal(session_core& c, const std::string& name, const std::vector<holder_row>& in_way,
+                            std::optional<lock_info>* refused) {
+  c.note_blockers(name, in_way, refused);
+}
+
+void stamp_rw_member_refusal(session_core& c, const std::string& name, std::uint64_t generation) {
+  std::lock_guard l(c.mu);
+  auto it = c.blockers.find(name);
+  if (it == c.blockers.end() || it->second.stamped || it->second.by != std::this_thread::get_id()) return;
+  it->second.request = set_member_request;
+  it->second.generation = generation;
+  it->second.stamped = true;
+}
+
+bool take_over_rw_member(session_core& c, const std::string& name, std::uint64_t generation,
+                         std::optional<lock_info>* holder) {
+  return c.take_over_blockers(name, set_member_request, generation, holder);
+}
+
 }  // namespace detail
 
 // ----------------------------------------------------------------------------- session
@@ -273,7 +308,10 @@ std::optional<lease> session::try_acquire(std::string_view name, lock_mode mode)
   if (mode == lock_mode::exclusive) return try_acquire(name);
   validate_lock_name(name);
   check_mode(mode);
-  return try_rw(core_, std::string(name), mode == lock_mode::write, detail::behind_every_waiter, nullptr);
+  const std::string n(name);
+  return detail::take_over_then<lease>(*core_, n, to_string(mode), nullptr, [&] {
+    return try_rw(core_, n, mode == lock_mode::write, detail::behind_every_waiter, nullptr);
+  });
 }
 
 lease session::acquire(std::string_view name_view, lock_mode mode, std::chrono::milliseconds wait) {
@@ -285,14 +323,20 @@ lease session::acquire(std::string_view name_view, lock_mode mode, std::chrono::
   const bool write = mode == lock_mode::write;
   return detail::wait_for<lease>(
       *core_, name, wait,
-      [&](std::int64_t bound, std::optional<lock_info>* refused) { return try_rw(core_, name, write, bound, refused); },
+      [&](std::int64_t bound, std::optional<lock_info>* refused) {
+        return detail::take_over_then<lease>(*core_, name, to_string(mode), refused,
+                                             [&] { return try_rw(core_, name, write, bound, refused); });
+      },
       [] { return std::optional<lock_info>(); }, true, true);
 }
 
 std::optional<permit_set> session::try_acquire_permits(std::string_view name, int permits, int count) {
   validate_lock_name(name);
   check_permits(permits, count);
-  return try_permits(core_, std::string(name), permits, count, detail::behind_every_waiter, nullptr);
+  const std::string n(name);
+  return detail::take_over_then<permit_set>(*core_, n, permits_request(permits, count), nullptr, [&] {
+    return try_permits(core_, n, permits, count, detail::behind_every_waiter, nullptr);
+  });
 }
 
 permit_set session::acquire_permits(std::string_view name_view, int permits, int count,
@@ -304,7 +348,9 @@ permit_set session::acquire_permits(std::string_view name_view, int permits, int
   return detail::wait_for<permit_set>(
       *core_, name, wait,
       [&](std::int64_t bound, std::optional<lock_info>* refused) {
-        return try_permits(core_, name, permits, count, bound, refused);
+        return detail::take_over_then<permit_set>(*core_, name, permits_request(permits, count), refused, [&] {
+          return try_permits(core_, name, permits, count, bound, refused);
+        });
       },
       [] { return std::optional<lock_info>(); }, true, true);
 }

@@ -331,6 +331,10 @@ lease adopt_grant(const std::shared_ptr<session_core>& c, const std::string& nam
 }
 std::uint64_t marker_epoch_of(const session_core& c) { return c.marker_epoch_now(); }
 bool hears_releases(const session_core& c) noexcept { return c.release_notices; }
+bool take_over_member(session_core& c, const std::string& name, std::int64_t fence, bool released,
+                      std::optional<lock_info>* holder) {
+  return c.take_over_member(name, fence, released, holder);
+}
 void listen_for_releases(session_core& c) {
   if (c.notices && c.opts.listen) c.notices->listen();
 }

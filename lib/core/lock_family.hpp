@@ -11,8 +11,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/backend.hpp"
+#include "core/ops/holders.hpp"
 #include "core/ops/lease_table.hpp"
 #include "dblock/lock.hpp"
 
@@ -40,6 +42,7 @@ struct rw_decision {
   std::int64_t fence = 0;            // the granted hold's fence
   std::string misuse;                // thrown as invalid_argument (a semaphore's name, an upgrade beside readers)
   std::optional<lock_info> blocker;  // the soonest-ending live hold in the way, when one refused
+  std::vector<holder_row> in_way;    // every such hold (crash detection's early takeover)
 };
 // The fence of the session's live read-write hold of `name`, if any: read under db_of(c)'s
 // mutex before the grant transaction, handed to decide_rw (re-entry and upgrade).
@@ -57,6 +60,23 @@ struct rw_decision {
 // or write.
 [[nodiscard]] lease adopt_rw(const std::shared_ptr<session_core>& c, const std::string& name, bool write,
                              const rw_decision& d, std::chrono::steady_clock::time_point t0, std::uint64_t epoch);
+// Crash detection's early takeover of a member that refused a set's try, held with `fence`
+// (session_core::take_over_member): true when the set's next try would be refused by it
+// again and is not sent (*holder then says whom to wait for); `released`: a release of the
+// name was seen since that try.
+[[nodiscard]] bool take_over_member(session_core& c, const std::string& name, std::int64_t fence, bool released,
+                                    std::optional<lock_info>* holder);
+// The same for a read or write member (session_core::note_blockers / take_over_blockers over
+// dblock_lock_holders): a set's try refused by such a member notes the holds in its way
+// (inside the try); the waiting loop stamps that note with the release generation read
+// before the try; before the next try take_over_rw_member reads those holds' markers, ends
+// the ones whose marker stayed free for the grace, and returns true when the try would be
+// refused again and is not sent (*holder then says whom to wait for).
+void note_rw_member_refusal(session_core& c, const std::string& name, const std::vector<holder_row>& in_way,
+                            std::optional<lock_info>* refused);
+void stamp_rw_member_refusal(session_core& c, const std::string& name, std::uint64_t generation);
+[[nodiscard]] bool take_over_rw_member(session_core& c, const std::string& name, std::uint64_t generation,
+                                       std::optional<lock_info>* holder);
 // Releases of other processes reach this process (NOTIFY), and the call that subscribes.
 [[nodiscard]] bool hears_releases(const session_core& c) noexcept;
 void listen_for_releases(session_core& c);

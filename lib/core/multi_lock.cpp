@@ -2,7 +2,8 @@
 // the session's lease statements (lib/core/ops/lease_table.hpp), the read-write lock's
 // decision (detail::decide_rw, lib/core/holders.cpp) and holds (lib/core/lock_family.hpp):
 // one transaction grants every member in byte-wise name order, or rolls back at the first
-// refusal; the granted members become ordinary leases (exclusive, read or write).
+// refusal; the granted members become ordinary leases (exclusive, read or write). A waiting
+// set takes a crashed holder's member over early (crash detection, take_over_member).
 #include <algorithm>
 #include <random>
 #include <thread>
@@ -103,7 +104,10 @@ std::optional<multi_lease> try_set(session& s, const std::vector<lock_member>& s
                                         detail::behind_every_waiter, mine[i]);
               if (!rw[i].misuse.empty()) throw member_misuse{rw[i].misuse};
               if (!rw[i].granted) {
-                if (refused) *refused = {set[i].name, std::move(rw[i].blocker)};
+                if (refused) {
+                  *refused = {set[i].name, std::move(rw[i].blocker)};
+                  detail::note_rw_member_refusal(*core, set[i].name, rw[i].in_way, &refused->holder);
+                }
                 throw member_refused{};
               }
               fences[i] = rw[i].fence;
@@ -170,14 +174,33 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
   detail::wait_pacer pacer(opts.min_backoff, opts.max_backoff, started, std::random_device{}(),
                            detail::hears_releases(*core));
   std::vector<std::uint64_t> seen(set.size());
+  refusal last;                 // the last try's refusal
+  std::uint64_t last_seen = 0;  // its member's release generation before that try
   for (int attempt = 0;; ++attempt) {
     for (std::size_t i = 0; i < set.size(); ++i) seen[i] = board.generation(set[i].name);  // before trying
     refusal r;
     std::optional<multi_lease> got;
-    try {
-      got = try_set(s, set, &r);
-    } catch (const lock_not_available&) {
-      r = {set.front().name, std::nullopt};  // SQLite busy: another writer; try again
+    // Crash detection: the member that refused last time may be held by a crashed process;
+    // its marker is looked at first, and the set is not tried while that holder still has it.
+    bool skipped = false;
+    if (attempt > 0 && last.holder) {
+      std::size_t i = 0;
+      while (i + 1 < set.size() && set[i].name != last.name) ++i;
+      std::optional<lock_info> h;
+      const bool again = set[i].mode == lock_mode::exclusive
+                             ? detail::take_over_member(*core, last.name, last.holder->fence, seen[i] != last_seen, &h)
+                             : detail::take_over_rw_member(*core, last.name, seen[i], &h);
+      if (again) {
+        r = {last.name, std::move(h)};
+        skipped = true;
+      }
+    }
+    if (!skipped) {
+      try {
+        got = try_set(s, set, &r);
+      } catch (const lock_not_available&) {
+        r = {set.front().name, std::nullopt};  // SQLite busy: another writer; try again
+      }
     }
     if (got) {
       if (attempt > 0) detail::count(counter::lock_waits);
@@ -191,6 +214,11 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
     }
     std::size_t idx = 0;
     while (idx + 1 < set.size() && set[idx].name != r.name) ++idx;
+    if (!skipped) {
+      last_seen = seen[idx];  // a skipped try keeps the generation of the last one sent
+      if (set[idx].mode != lock_mode::exclusive) detail::stamp_rw_member_refusal(*core, r.name, seen[idx]);
+    }
+    last = r;
     pacer.refused(r.holder ? std::optional<std::int64_t>(r.holder->fence) : std::nullopt, now);
     const auto sleep = pacer.next(r.holder ? std::optional<milliseconds>(r.holder->expires_in) : std::nullopt, now);
     detail::listen_for_releases(*core);

@@ -9,6 +9,10 @@
 //   wait_for      the waiting acquire: try, take a ticket in the wait line (in the database),
 //                 sleep as lib/core/wait_pacer.hpp says or until a release is seen
 //                 (lib/core/release_board.hpp), try again.
+// Crash detection's waiter side (docs/locks.md, "Crash detection") is here too: a lease lock's
+// try probes its holder's marker itself (try_once, take_over_gone); the tries of read-write
+// locks, semaphores (lib/core/holders.cpp) and multi-lock members (lib/core/multi_lock.cpp)
+// go through take_over_blockers / take_over_member before they try again.
 // Internal.
 #pragma once
 
@@ -26,6 +30,7 @@
 #include "core/dialect.hpp"
 #include "core/link.hpp"
 #include "core/liveness.hpp"
+#include "core/ops/holders.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/ops/liveness.hpp"
 #include "core/release_board.hpp"
@@ -120,7 +125,29 @@ struct session_core final : link::job {
     std::int64_t fence = 0;
     clock_type::time_point seen;
   };
+  // Keyed by the lock's name, or for a hold of dblock_lock_holders by gone_key() (a NUL first:
+  // never a name).
   std::unordered_map<std::string, gone_holder> gone_holders;
+  // Read-write locks and semaphores: the live holds of other owners that refused this
+  // session's last try of a name, kept only while one of them keeps a marker, with the
+  // release generation read before that try (note_blockers, take_over_blockers).
+  struct blocking_hold {
+    std::string owner;
+    std::int64_t slot = 0;
+    std::int64_t fence = 0;
+    int write_holds = 0;
+  };
+  struct blocked_try {
+    std::vector<blocking_hold> holds;
+    std::string request;  // what the try asked for (mode, permit counts): another request may fit
+    std::uint64_t generation = 0;
+    std::thread::id by;    // the thread whose try was refused: only it stamps
+    bool stamped = false;  // request and generation set (by take_over_then, after the try)
+  };
+  std::unordered_map<std::string, blocked_try> blockers;
+  // Multi-lock members last seen held by an owner without a marker: the name and that grant's
+  // fence (take_over_member does not probe it again).
+  std::unordered_map<std::string, std::int64_t> plain_holders;
 
   std::thread keeper;  // the deadline thread
   std::condition_variable keeper_cv;
@@ -428,27 +455,32 @@ struct session_core final : link::job {
     return lease(self, h);
   }
 
-  // The holder of `name` refused us and its marker is free (m.gone). The first sighting of
-  // that grant starts the grace; once the marker has stayed free that long, the grant is
-  // ended on the server (lock_reclaim.sql re-checks the marker) and true is returned.
-  // Otherwise `look_again` is how long until the grace ends.
-  bool take_over_gone(const std::string& name, const detail::marked_holder& m, clock_type::duration& look_again) {
+  // A holder's marker was just seen free for grant `fence` (key: the lock's name or a hold's
+  // gone_key()). The first sighting of that grant starts the grace: true once the marker has
+  // been free that long, else `look_again` is how long until the grace ends.
+  bool grace_over(const std::string& key, std::int64_t fence, int window_code, clock_type::duration& look_again) {
     const auto now = clock_type::now();  // after the answer: the grace errs long
-    const auto grace = detail::liveness::grace_for(detail::liveness::window_of(m.window_code));
-    {
-      std::lock_guard l(mu);
-      auto it = gone_holders.find(name);
-      if (it == gone_holders.end() || it->second.fence != m.row.fence) {
-        if (gone_holders.size() >= 1024) gone_holders.clear();
-        gone_holders[name] = {m.row.fence, now};
-        look_again = grace;
-        return false;
-      }
-      if (now - it->second.seen < grace) {
-        look_again = it->second.seen + grace - now;
-        return false;
-      }
+    const auto grace = detail::liveness::grace_for(detail::liveness::window_of(window_code));
+    std::lock_guard l(mu);
+    auto it = gone_holders.find(key);
+    if (it == gone_holders.end() || it->second.fence != fence) {
+      if (gone_holders.size() >= 1024) gone_holders.clear();
+      gone_holders[key] = {fence, now};
+      look_again = grace;
+      return false;
     }
+    if (now - it->second.seen < grace) {
+      look_again = it->second.seen + grace - now;
+      return false;
+    }
+    return true;
+  }
+
+  // The holder of `name` refused us and its marker is free (m.gone). Once the marker has
+  // stayed free for the grace (grace_over), the grant is ended on the server
+  // (lock_reclaim.sql re-checks the marker) and true is returned. The caller holds db's mutex.
+  bool take_over_gone(const std::string& name, const detail::marked_holder& m, clock_type::duration& look_again) {
+    if (!grace_over(name, m.row.fence, m.window_code, look_again)) return false;
     const bool ended = live_ops->reclaim(*db, name, owner, m.row.fence);
     std::lock_guard l(mu);
     gone_holders.erase(name);
@@ -457,6 +489,167 @@ struct session_core final : link::job {
       detail::count(counter::lock_crash_takeovers);
     }
     return ended;
+  }
+
+  // ---------------------------------------------------------------- early takeover (holds, multi-locks)
+
+  // Where a hold of dblock_lock_holders (name, owner, slot) keeps its grace in gone_holders.
+  static std::string gone_key(const std::string& name, const std::string& hold_owner, std::int64_t slot) {
+    auto k = detail::holder_key(name, slot);
+    k += '\0';
+    k += hold_owner;
+    return k;
+  }
+
+  // Called by a refused try of read-write lock or semaphore `name` (lib/core/holders.cpp)
+  // with the live holds of other owners in its way. When one of them keeps a marker, they
+  // are kept for take_over_blockers and a refusal reported in *refused says to look again
+  // within that holder's look interval (the pacer never sleeps past expires_in).
+  void note_blockers(const std::string& name, const std::vector<detail::holder_row>& in_way,
+                     std::optional<lock_info>* refused) {
+    if (!live_ops) return;
+    int code = -1;  // the smallest window code among marker-backed holders
+    for (const auto& r : in_way)
+      if (r.owner.size() > 1 && r.owner[0] == detail::marker_owner_prefix && r.owner[1] >= '0' && r.owner[1] <= '9')
+        code = code < 0 ? r.owner[1] - '0' : std::min(code, r.owner[1] - '0');
+    std::lock_guard l(mu);
+    if (code < 0) {
+      blockers.erase(name);
+      return;
+    }
+    if (blockers.size() >= 1024) blockers.clear();
+    auto& b = blockers[name];
+    b = {};
+    b.by = std::this_thread::get_id();
+    for (const auto& r : in_way) b.holds.push_back({r.owner, r.slot, r.info.fence, r.write_holds});
+    if (refused && *refused) {
+      const auto look = detail::liveness::look_again_for(detail::liveness::window_of(code));
+      (*refused)->expires_in = std::min((*refused)->expires_in, look);
+    }
+  }
+
+  // Before a try of read-write lock or semaphore `name` for `request` that was refused last
+  // time, for the same request, by holds of which one keeps a marker (note_blockers): reads
+  // those holds with their markers (holders_probe_marker.sql, one read-only round trip) and
+  // ends each hold whose marker has stayed free for the grace (take_over_hold). Returns true
+  // when the try would be refused again and is not sent: every hold that refused it is still
+  // live with the same grant and write holds, none was ended, and no release of the name was
+  // seen since (`generation`, read before this call); *refused then says whom to wait for and
+  // to look again soon.
+  bool take_over_blockers(const std::string& name, const std::string& request, std::uint64_t generation,
+                          std::optional<lock_info>* refused) {
+    blocked_try last;
+    {
+      std::lock_guard l(mu);
+      auto it = blockers.find(name);
+      if (!live_ops || it == blockers.end() || !it->second.stamped || it->second.request != request) return false;
+      last = it->second;
+    }
+    std::vector<detail::marked_hold> now_held;
+    try {
+      now_held = live_ops->probe_holds(*db, name, owner);
+    } catch (const std::exception&) {
+      return false;  // the try says what is wrong
+    }
+    bool unchanged = generation == last.generation, ended = false;
+    clock_type::duration look = clock_type::duration::max();
+    const lock_info* soonest = nullptr;
+    for (const auto& want : last.holds) {
+      const auto m = std::find_if(now_held.begin(), now_held.end(), [&](const detail::marked_hold& h) {
+        return h.owner == want.owner && h.slot == want.slot;
+      });
+      if (m == now_held.end() || m->row.fence != want.fence || m->write_holds != want.write_holds) {
+        unchanged = false;  // released, expired, ended or changed: try
+        continue;
+      }
+      if (!soonest || m->row.expires_in < soonest->expires_in) soonest = &m->row;
+      if (!m->backed) continue;
+      auto wait = clock_type::duration(detail::liveness::look_again_for(detail::liveness::window_of(m->window_code)));
+      const auto key = gone_key(name, m->owner, m->slot);
+      if (!m->gone) {
+        std::lock_guard l(mu);
+        gone_holders.erase(key);  // held: a later free marker starts a new grace
+      } else if (grace_over(key, m->row.fence, m->window_code, wait) && take_over_hold(name, *m)) {
+        ended = true;
+      }
+      look = std::min(look, wait);
+    }
+    if (ended || !unchanged || !soonest) return false;
+    detail::count(counter::lock_not_acquired);
+    if (refused) {
+      *refused = *soonest;
+      if (look != clock_type::duration::max())
+        (*refused)->expires_in = std::min((*refused)->expires_in, std::chrono::ceil<milliseconds>(look));
+    }
+    return true;
+  }
+
+  // Ends hold m of `name` whose marker stayed free for the grace: holders_reclaim.sql, in a
+  // transaction holding the name's grant gate, so that a grant deciding from the live holds
+  // never sees one end under it; the statement re-checks the grant and that the marker is
+  // free now. True when ended.
+  bool take_over_hold(const std::string& name, const detail::marked_hold& m) {
+    const auto& hops = detail::holders_for(db->kind());
+    bool reclaimed = false;
+    try {
+      detail::retry_conflicts(*db, [&] {
+        db->in_transaction([&] {
+          hops.gate(*db, name);
+          reclaimed = live_ops->reclaim_hold(*db, name, m.owner, m.slot, m.row.fence);
+        });
+      });
+    } catch (const std::exception&) {
+      return false;  // tried again at the next look
+    }
+    std::lock_guard l(mu);
+    gone_holders.erase(gone_key(name, m.owner, m.slot));
+    if (reclaimed) {
+      detail::count(counter::lock_crash_takeovers);
+      blockers.erase(name);
+    }
+    return reclaimed;
+  }
+
+  // Multi-lock member `name` refused the last try of a set (lib/core/multi_lock.cpp),
+  // held with `fence`: reads its holder's marker (lock_probe_marker.sql) unless that grant
+  // was seen without a marker, and ends the holder's lease once its marker has stayed free
+  // for the grace (take_over_gone). Returns true when the set's try would be refused again
+  // by this member and is not sent: the same grant still holds it, no release of the name
+  // was seen since (`released`), and it was not ended; *holder then says whom to wait for
+  // and to look again soon.
+  bool take_over_member(const std::string& name, std::int64_t fence, bool released, std::optional<lock_info>* holder) {
+    if (!live_ops) return false;
+    {
+      std::lock_guard l(mu);
+      if (auto it = plain_holders.find(name); it != plain_holders.end() && it->second == fence) return false;
+    }
+    return db->exclusive([&]() -> bool {
+      std::optional<detail::marked_holder> m;
+      try {
+        m = live_ops->probe(*db, name, owner);
+      } catch (const std::exception&) {
+        return false;  // the try says what is wrong
+      }
+      if (!m) return false;  // free, expired or ours: try
+      if (!m->backed) {
+        std::lock_guard l(mu);
+        if (plain_holders.size() >= 1024) plain_holders.clear();
+        plain_holders[name] = m->row.fence;
+        return false;
+      }
+      clock_type::duration look = detail::liveness::look_again_for(detail::liveness::window_of(m->window_code));
+      if (m->gone) {
+        if (take_over_gone(name, *m, look)) return false;  // ended: the set's try takes it
+      } else {
+        std::lock_guard l(mu);
+        gone_holders.erase(name);
+      }
+      if (released || m->row.fence != fence) return false;
+      detail::count(counter::lock_not_acquired);
+      m->row.expires_in = std::min(m->row.expires_in, std::chrono::ceil<milliseconds>(look));
+      if (holder) *holder = std::move(m->row);
+      return true;
+    });
   }
 
   // The grant request a try of `name` sends outside the wait line: a re-entry when this
@@ -510,6 +703,32 @@ struct session_core final : link::job {
 };
 
 namespace detail {
+
+// One try of read-write lock or semaphore `name` for `request` (the mode or the permit
+// counts, as text; try_fn() sends the try) with crash detection's early takeover: when the
+// last try of the same request was refused by holds of which one keeps a marker, those are
+// looked at first (session_core::take_over_blockers), and the try is not sent while it would
+// be refused again. The refusal's holds are stamped with the request and the release
+// generation read before the try.
+template <typename T, typename Try>
+std::optional<T> take_over_then(session_core& c, const std::string& name, const std::string& request,
+                                std::optional<lock_info>* refused, Try&& try_fn) {
+  if (!c.live_ops) return try_fn();
+  const auto generation = release_board::get().generation(name);  // before looking
+  if (c.take_over_blockers(name, request, generation, refused)) return std::nullopt;
+  auto got = try_fn();
+  std::lock_guard l(c.mu);
+  auto it = c.blockers.find(name);
+  if (it == c.blockers.end()) return got;
+  if (got) {
+    c.blockers.erase(it);
+  } else if (!it->second.stamped && it->second.by == std::this_thread::get_id()) {
+    it->second.request = request;
+    it->second.generation = generation;
+    it->second.stamped = true;
+  }
+  return got;
+}
 
 inline std::string describe_holder(const std::string& name, const std::optional<lock_info>& h) {
   if (!h) return "lock '" + name + "' is held by another owner or promised to an earlier waiter";

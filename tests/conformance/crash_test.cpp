@@ -1,8 +1,10 @@
 // tests/conformance/crash_test.cpp — crash detection (docs/locks.md, "Crash detection") on
-// every combination: a SIGKILLed holder process's lock goes to a waiter long before its TTL
-// where the server sees connections end (PostgreSQL, MariaDB with both MySQL dialects), and
-// at the TTL on SQLite; a holder whose marker connection is killed while its process lives
-// stops trusting its lease before any waiter is granted (overlaps counted, 0).
+// every combination: a SIGKILLed holder process's lock (a lease lock, a read-write lock's
+// write or read hold, a semaphore's permits, a multi-lock's member) goes to a waiter long
+// before its TTL where the server sees connections end (PostgreSQL, MariaDB with both MySQL
+// dialects), and at the TTL on SQLite; a holder whose marker connection is killed while its
+// process lives stops trusting its lease (or write hold) before any waiter is granted
+// (overlaps counted, 0).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 
 #include "conformance/fixture.hpp"
 #include "dblock/lock.hpp"
+#include "dblock/metrics.hpp"
+#include "dblock/multi_lock.hpp"
 #include "support/relay.hpp"
 
 namespace dblock::test {
@@ -46,6 +50,17 @@ class CrashConformance : public conformance {
   // A child process holding `name` (session TTL `ttl`, no lock delay) that writes its fence
   // to `fd` and then sleeps until killed.
   static pid_t fork_holder(const std::string& url, const std::string& name, milliseconds ttl, int fd) {
+    return fork_holding(url, ttl, fd, [&](session& s, int out) {
+      auto l = s.acquire(name, 30s);
+      return hold_until_killed(out, l.fence());
+    });
+  }
+
+  // A child process with a session (TTL `ttl`, no lock delay) that runs take(session, fd),
+  // which acquires, reports the largest fence it got through hold_until_killed(fd, ...) and
+  // sleeps there, holding, until the child is killed.
+  using holding = std::function<int(session&, int)>;
+  static pid_t fork_holding(const std::string& url, milliseconds ttl, int fd, const holding& take) {
     const pid_t child = ::fork();
     if (child == 0) {
       try {
@@ -54,16 +69,83 @@ class CrashConformance : public conformance {
         o.ttl = ttl;
         o.lock_delay = 0ms;
         session s(cdb, o);
-        auto l = s.acquire(name, 30s);
-        const std::int64_t fence = l.fence();
-        (void)!::write(fd, &fence, sizeof fence);
-        std::this_thread::sleep_for(120s);
-        ::_exit(0);
+        ::_exit(take(s, fd));
       } catch (...) {
         ::_exit(2);
       }
     }
     return child;
+  }
+  static int hold_until_killed(int fd, std::int64_t fence) {
+    (void)!::write(fd, &fence, sizeof fence);
+    std::this_thread::sleep_for(120s);
+    return 0;
+  }
+
+  // A SIGKILLed child process holds what take() acquires (see fork_holding); a waiter of
+  // this process, its own session with TTL `ttl`, runs wait() (which returns its grant's
+  // largest fence) once `waiting` says it waits (or at once when that is empty). Returns how
+  // long after the kill the waiter was granted; checks that its fence is larger than the
+  // dead holder's.
+  milliseconds takeover_after_kill(const std::string& u, milliseconds ttl, const holding& take,
+                                   const std::function<std::int64_t(session&)>& wait,
+                                   const std::function<bool()>& waiting) {
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    const pid_t child = fork_holding(u, ttl, fds[1], take);
+    EXPECT_GE(child, 0);
+    ::close(fds[1]);
+    std::int64_t child_fence = 0;
+    const bool told = ::read(fds[0], &child_fence, sizeof child_fence) == static_cast<ssize_t>(sizeof child_fence);
+    ::close(fds[0]);
+    EXPECT_TRUE(told) << "the holder process never held";
+    if (!told) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, nullptr, 0);
+      return milliseconds::max();
+    }
+    std::atomic<std::int64_t> granted_ns{0}, fence{0};
+    std::atomic<bool> failed{false};
+    std::thread waiter([&] {
+      try {
+        auto wdb = dblock::open(u);
+        session_options o;
+        o.ttl = ttl;
+        session w(wdb, o);
+        const auto f = wait(w);
+        granted_ns = now_ns();
+        fence = f;
+      } catch (const std::exception& e) {
+        failed = true;
+        std::fprintf(stderr, "waiter: %s\n", e.what());
+      }
+    });
+    if (waiting) {
+      EXPECT_TRUE(eventually(waiting)) << "the waiter never queued";
+    }
+    const auto killed_ns = now_ns();
+    EXPECT_EQ(::kill(child, SIGKILL), 0);
+    ::waitpid(child, nullptr, 0);
+    waiter.join();
+    EXPECT_FALSE(failed.load()) << "the waiter was not granted within its wait";
+    if (failed.load()) return milliseconds::max();
+    EXPECT_GT(fence.load(), child_fence) << "the takeover's fence must be larger than the dead holder's";
+    return milliseconds((granted_ns.load() - killed_ns) / 1'000'000);
+  }
+
+  // The body of the HolderWhoseMarkerConnectionIsKilled... tests below: a lease lock, or a
+  // read-write lock's write hold.
+  void told_lost_before_anyone_is_granted(bool write_lock);
+
+  // Where the fast path applies: granted long before the TTL (< TTL / 2, not a tight
+  // timing); on SQLite not before the dead holder's lease ran out.
+  void expect_taken_over_early(milliseconds took, milliseconds ttl, const std::string& what) {
+    if (fast_path()) {
+      EXPECT_LT(took, ttl / 2) << what << ": the killed holder's hold was not taken over before its TTL";
+    } else {
+      EXPECT_GE(took, ttl - ttl / 3 - 50ms) << what << ": SQLite granted before the dead holder's lease ran out";
+      EXPECT_NE(took, milliseconds::max()) << what;
+    }
   }
 
   // The server connection that holds the liveness marker of `owner`, or 0.
@@ -163,6 +245,129 @@ TEST_P(CrashConformance, KilledHolderProcessIsTakenOverLongBeforeItsTtl) {
   }
 }
 
+// A SIGKILLed holder process of a read-write lock's write hold, of a read hold (a writer
+// waits), of all a semaphore's permits (a waiter wants one), and of a multi-lock's member
+// (a set that includes it waits): the waiter, in another process, is granted long before
+// the holder's TTL (30 s; asserted < TTL / 2) with a larger fence where the server sees
+// connections end; on SQLite not before the TTL (2 s there).
+TEST_P(CrashConformance, KilledReadWriteAndPermitHoldersAreTakenOverLongBeforeTheirTtl) {
+  std::string u = fresh_database();
+  auto db = dblock::open(u);
+  (void)db.migrate();
+  const auto ttl = fast_path() ? milliseconds(30'000) : milliseconds(2'000);
+  for (int trial = 0; trial < 2; ++trial) {
+    {
+      const auto name = unique_name("killed_writer");
+      const auto took = takeover_after_kill(
+          u, ttl,
+          [&](session& s, int out) {
+            auto l = s.acquire(name, lock_mode::write, 30s);
+            return hold_until_killed(out, l.fence());
+          },
+          [&](session& w) { return w.acquire(name, lock_mode::write, 60s).fence(); },
+          [&] { return in_line(db, name) == 1; });
+      expect_taken_over_early(took, ttl, "write hold");
+    }
+    {
+      const auto name = unique_name("killed_reader");
+      const auto took = takeover_after_kill(
+          u, ttl,
+          [&](session& s, int out) {
+            auto l = s.acquire(name, lock_mode::read, 30s);
+            return hold_until_killed(out, l.fence());
+          },
+          [&](session& w) { return w.acquire(name, lock_mode::write, 60s).fence(); },
+          [&] { return in_line(db, name) == 1; });
+      expect_taken_over_early(took, ttl, "read hold (a writer waits)");
+    }
+    {
+      const auto name = unique_name("killed_permits");
+      const auto took = takeover_after_kill(
+          u, ttl,
+          [&](session& s, int out) {
+            auto p = s.acquire_permits(name, 3, 3, 30s);
+            const auto f = p.fences();
+            return hold_until_killed(out, *std::max_element(f.begin(), f.end()));
+          },
+          [&](session& w) { return w.acquire_permits(name, 3, 1, 60s).fences().front(); },
+          [&] { return in_line(db, name) == 1; });
+      expect_taken_over_early(took, ttl, "all permits of a semaphore");
+    }
+  }
+}
+
+TEST_P(CrashConformance, KilledMultiLockMemberHolderIsTakenOverLongBeforeItsTtl) {
+  std::string u = fresh_database();
+  auto db = dblock::open(u);
+  (void)db.migrate();
+  const auto ttl = fast_path() ? milliseconds(30'000) : milliseconds(2'000);
+  for (int trial = 0; trial < 2; ++trial) {
+    const auto a = unique_name("set_a"), b = unique_name("set_b"), c = unique_name("set_c");
+    // A waiting set takes no ticket (nothing to see in the line): the kill comes once the
+    // waiter has started; its first try may come after the kill, the dead holder's row is
+    // live until taken over either way.
+    std::atomic<bool> started{false};
+    const auto took = takeover_after_kill(
+        u, ttl,
+        [&](session& s, int out) {
+          auto set = acquire_all(s, {a, b}, 30s);
+          return hold_until_killed(out, set.fence(b));
+        },
+        [&](session& w) {
+          started = true;
+          auto set = acquire_all(w, {b, c}, 60s);
+          return set.fence(b);
+        },
+        [&] { return started.load(); });
+    expect_taken_over_early(took, ttl, "multi-lock member");
+  }
+  // A read-write member: the killed process holds b as a writer; the waiting set reads it.
+  const auto a = unique_name("rwset_a"), b = unique_name("rwset_b"), c = unique_name("rwset_c");
+  std::atomic<bool> started{false};
+  const auto took = takeover_after_kill(
+      u, ttl,
+      [&](session& s, int out) {
+        auto set = acquire_all(s, {a, lock_member(b, lock_mode::write)}, 30s);
+        return hold_until_killed(out, set.fence(b));
+      },
+      [&](session& w) {
+        started = true;
+        auto set = acquire_all(w, {lock_member(b, lock_mode::read), c}, 60s);
+        return set.fence(b);
+      },
+      [&] { return started.load(); });
+  expect_taken_over_early(took, ttl, "multi-lock write member");
+}
+
+// The other side of the early takeover: holds whose holder is alive (its marker held) are
+// never ended by a waiter that looks at their markers again and again. A write hold, all
+// permits of a semaphore and a multi-lock member held by a live session of this process:
+// waiters of another session time out, the holds stay held, and no takeover is counted.
+TEST_P(CrashConformance, LiveHoldersAreNeverTakenOverByWaitersThatLookAtTheirMarkers) {
+  auto db = open();
+  session_options ho;
+  ho.ttl = 30s;
+  session holder(db, ho);
+  const auto rw = unique_name("live_rw"), sem = unique_name("live_sem"), member = unique_name("live_member");
+  auto w = holder.try_acquire(rw, lock_mode::write);
+  auto p = holder.try_acquire_permits(sem, 2, 2);
+  auto m = holder.try_acquire(member);
+  ASSERT_TRUE(w && p && m);
+  const auto takeovers = metrics()[counter::lock_crash_takeovers];
+  auto wdb = open();
+  session waiter(wdb, {});
+  EXPECT_THROW((void)waiter.acquire(rw, lock_mode::read, 1500ms), timeout_error);
+  EXPECT_THROW((void)waiter.acquire_permits(sem, 2, 1, 1500ms), timeout_error);
+  EXPECT_THROW((void)acquire_all(waiter, {member, unique_name("live_free")}, 1500ms), timeout_error);
+  EXPECT_TRUE(w->is_held());
+  EXPECT_TRUE(p->is_held());
+  EXPECT_TRUE(m->is_held());
+  EXPECT_EQ(metrics()[counter::lock_crash_takeovers], takeovers) << "a live holder's hold was ended";
+  EXPECT_NO_THROW(w->release());
+  EXPECT_NO_THROW(p->release());
+  EXPECT_NO_THROW(m->release());
+}
+
 // A holder whose marker connection the server kills (again and again, so that the marker
 // stays free long enough for the fast path) while its process lives: a waiter in another
 // process is granted only after the holder stopped trusting its lease. The holder's process
@@ -171,6 +376,16 @@ TEST_P(CrashConformance, KilledHolderProcessIsTakenOverLongBeforeItsTtl) {
 // the instant of its grant (one monotonic clock for both), which must come after both. Overlaps counted over the trials
 // must be 0, and on_lost must have fired for every trial.
 TEST_P(CrashConformance, HolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyoneIsGranted) {
+  told_lost_before_anyone_is_granted(false);
+}
+
+// The same for a read-write lock's write hold (a row of dblock_lock_holders), with a writer
+// waiting in another process.
+TEST_P(CrashConformance, WriteHolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyoneIsGranted) {
+  told_lost_before_anyone_is_granted(true);
+}
+
+void CrashConformance::told_lost_before_anyone_is_granted(bool write_lock) {
   if (!fast_path()) {
     // No marker on SQLite: nothing to kill. Its analogue, the TTL rule, is checked above.
     session s(open(), {});
@@ -182,7 +397,7 @@ TEST_P(CrashConformance, HolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyo
   (void)db.migrate();
   auto killer = dblock::open(u);
   auto watcher = dblock::open(u);
-  int overlaps = 0, takeovers = 0;
+  int overlaps = 0, takeovers = 0, early = 0;
   const int trials = 8;
   for (int trial = 0; trial < trials; ++trial) {
     const auto name = unique_name("cut_marker");
@@ -202,7 +417,7 @@ TEST_P(CrashConformance, HolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyo
       try {
         auto wdb = dblock::open(u);
         session w(wdb, {});
-        auto l = w.acquire(name, 60s);
+        auto l = write_lock ? w.acquire(name, lock_mode::write, 60s) : w.acquire(name, 60s);
         const std::int64_t at = now_ns();
         (void)!::write(fds[1], &at, sizeof at);
         ::_exit(0);
@@ -221,7 +436,7 @@ TEST_P(CrashConformance, HolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyo
     auto hdb = dblock::open(u);
     session holder(hdb, ho);
     ASSERT_EQ(holder.owner().front(), 'm');
-    auto held = holder.try_acquire(name);
+    auto held = write_lock ? holder.try_acquire(name, lock_mode::write) : holder.try_acquire(name);
     ASSERT_TRUE(held);
     const char start = 1;
     ASSERT_EQ(::write(go[1], &start, 1), 1);
@@ -246,8 +461,13 @@ TEST_P(CrashConformance, HolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyo
     while (steady::now() < until) {
       if (const auto id = marker_connection(killer, holder.owner()); id != 0) kill_server_connection(killer, id);
       if (!held->is_held() && lost_fired.load() > 0 &&
-          (query_int(watcher, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1 AND owner = $2", {name, holder.owner()}) == 0))
+          (query_int(watcher,
+                     write_lock ? "SELECT COUNT(*) FROM dblock_lock_holders WHERE name = $1 AND owner = $2"
+                                : "SELECT COUNT(*) FROM dblock_locks WHERE name = $1 AND owner = $2",
+                     {name, holder.owner()}) == 0)) {
+        ++early;
         break;  // told lost, and the waiter took the lock over
+      }
       std::this_thread::sleep_for(2ms);
     }
     EXPECT_FALSE(held->is_held());
@@ -271,6 +491,7 @@ TEST_P(CrashConformance, HolderWhoseMarkerConnectionIsKilledIsToldLostBeforeAnyo
   }
   EXPECT_EQ(overlaps, 0) << "a waiter was granted while the holder still trusted its lease";
   EXPECT_GT(takeovers, 0) << "the holder's leases were never lost through its marker";
+  EXPECT_GT(early, 0) << "the waiter never took the lock over before the holder's release (no early takeover)";
 }
 
 // A silent network between the holder and the server (a paused TCP relay): the server still

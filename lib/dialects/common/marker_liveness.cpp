@@ -11,6 +11,15 @@ namespace dblock::detail {
 namespace {
 // granted (0), fence, holds, holder, expires_at_ms, expires_in_ms, backed, gone
 constexpr rows::lock_columns probe_cols{.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5};
+// owner, slot, fence, holds, write_holds, holder, expires_at_ms, expires_in_ms, backed, gone
+constexpr rows::lock_columns hold_cols{.holder = 5, .fence = 2, .holds = 3, .expires_at = 6, .expires_in = 7};
+
+// The `backed` column: 0, or 1 + the owner's window code.
+void read_marker(std::int64_t backed, std::int64_t gone, bool& is_backed, int& code, bool& is_gone) {
+  is_backed = backed > 0;
+  code = static_cast<int>(std::clamp<std::int64_t>(backed - 1, 0, 9));
+  is_gone = is_backed && gone == 1;
+}
 }  // namespace
 
 marker_take connection_marker_liveness::take(backend& b, const std::string& owner,
@@ -37,16 +46,43 @@ std::optional<marked_holder> connection_marker_liveness::probe(backend& b, const
   marked_holder m;
   m.row = rows::lock_row(name, r.rows[0], probe_cols);
   m.row.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
-  const auto backed = rows::i64(r.rows[0], 6, "holder marker-backed");  // 0, or 1 + window code
-  m.backed = backed > 0;
-  m.window_code = static_cast<int>(std::clamp<std::int64_t>(backed - 1, 0, 9));
-  m.gone = m.backed && rows::i64(r.rows[0], 7, "holder marker gone") == 1;
+  read_marker(rows::i64(r.rows[0], 6, "holder marker-backed"), rows::i64(r.rows[0], 7, "holder marker gone"),
+              m.backed, m.window_code, m.gone);
   return m;
 }
 
 bool connection_marker_liveness::reclaim(backend& b, const std::string& name, const std::string& owner,
                                          std::int64_t fence) const {
   auto r = b.exec("lock_reclaim", {name, fence, owner});
+  return reclaim_returns_row() ? !r.rows.empty() : r.affected > 0;
+}
+
+}  // namespace dblock::detail
+
+namespace dblock::detail {
+
+std::vector<marked_hold> connection_marker_liveness::probe_holds(backend& b, const std::string& name,
+                                                                 const std::string& owner) const {
+  auto r = b.exec("holders_probe_marker", {name, owner});
+  std::vector<marked_hold> out;
+  out.reserve(r.rows.size());
+  for (const auto& row : r.rows) {
+    marked_hold h;
+    h.owner = rows::text(row, 0);
+    h.slot = rows::i64(row, 1, "hold slot");
+    h.write_holds = static_cast<int>(rows::i64(row, 4, "hold write_holds"));
+    h.row = rows::lock_row(name, row, hold_cols);
+    h.row.expires_at = idem::format_utc_ms(rows::i64(row, 6, "hold expires_at_ms"));
+    read_marker(rows::i64(row, 8, "hold marker-backed"), rows::i64(row, 9, "hold marker gone"), h.backed,
+                h.window_code, h.gone);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+bool connection_marker_liveness::reclaim_hold(backend& b, const std::string& name, const std::string& hold_owner,
+                                              std::int64_t slot, std::int64_t fence) const {
+  auto r = b.exec("holders_reclaim", {name, hold_owner, slot, fence});
   return reclaim_returns_row() ? !r.rows.empty() : r.affected > 0;
 }
 

@@ -15,6 +15,10 @@ class sqlite_liveness final : public liveness_ops {
   std::string ping(backend&) const override { none(); }
   std::optional<marked_holder> probe(backend&, const std::string&, const std::string&) const override { none(); }
   bool reclaim(backend&, const std::string&, const std::string&, std::int64_t) const override { none(); }
+  std::vector<marked_hold> probe_holds(backend&, const std::string&, const std::string&) const override { none(); }
+  bool reclaim_hold(backend&, const std::string&, const std::string&, std::int64_t, std::int64_t) const override {
+    none();
+  }
 };
 }  // namespace
 
