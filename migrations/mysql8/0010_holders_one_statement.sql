@@ -64,20 +64,22 @@ BEGIN
   DECLARE v_own_fence BIGINT DEFAULT 0;
   DECLARE v_own_writes BIGINT DEFAULT 0;
   DECLARE v_others BIGINT DEFAULT 0;
-  DECLARE v_block VARCHAR(1024) CHARACTER SET utf8mb4 DEFAULT NULL;
+  DECLARE v_writers BIGINT DEFAULT 0;
   DECLARE v_fence BIGINT DEFAULT 0;
   INSERT INTO dblock_lock_gates (name) VALUES (p_name) ON DUPLICATE KEY UPDATE name = name;
   DELETE FROM dblock_lock_holders WHERE name = p_name AND expires_at <= UTC_TIMESTAMP(6);
-  SELECT COUNT(*), COALESCE(MIN(h.permits), 0) INTO v_n, v_permits FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.kind <> 'r' AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
+  -- The live holds, in one locking read: another kind, the session's own row, the others.
+  SELECT COALESCE(SUM(h.kind <> 'r'), 0), COALESCE(MIN(IF(h.kind <> 'r', h.permits, NULL)), 0),
+         COALESCE(SUM(h.owner = p_owner AND h.slot = 0), 0),
+         COALESCE(MAX(IF(h.owner = p_owner AND h.slot = 0, h.fence, NULL)), 0),
+         COALESCE(MAX(IF(h.owner = p_owner AND h.slot = 0, h.write_holds, NULL)), 0),
+         COALESCE(SUM(h.owner <> p_owner), 0), COALESCE(SUM(h.owner <> p_owner AND h.write_holds > 0), 0)
+    INTO v_n, v_permits, v_own, v_own_fence, v_own_writes, v_others, v_writers
+    FROM dblock_lock_holders h
+   WHERE h.name = p_name AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
   IF v_n > 0 THEN
     RETURN CONCAT('K ', v_permits);
   END IF;
-  SELECT COUNT(*), COALESCE(MAX(h.fence), 0), COALESCE(MAX(h.write_holds), 0) INTO v_own, v_own_fence, v_own_writes
-    FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.owner = p_owner AND h.slot = 0 AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
-  SELECT COUNT(*) INTO v_others FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.owner <> p_owner AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
   IF v_own > 0 AND v_own_fence = p_fence THEN
     IF p_write = 0 OR v_own_writes > 0 THEN
       SET v_fence = v_own_fence;
@@ -99,9 +101,8 @@ BEGIN
   IF v_own > 0 THEN
     DELETE FROM dblock_lock_holders WHERE name = p_name AND owner = p_owner AND slot = 0 AND fence = v_own_fence;
   END IF;
-  SET v_block = dblock_holders_blocker(p_name, p_owner, 1 - p_write);
-  IF v_block IS NOT NULL THEN
-    RETURN v_block;
+  IF (p_write = 1 AND v_others > 0) OR (p_write = 0 AND v_writers > 0) THEN
+    RETURN COALESCE(dblock_holders_blocker(p_name, p_owner, 1 - p_write), 'B');
   END IF;
   SELECT COUNT(*) INTO v_n FROM dblock_lock_waiters w
    WHERE w.name = p_name AND w.ticket < p_bound AND w.expires_at > UTC_TIMESTAMP(6);
@@ -131,6 +132,7 @@ NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER
 BEGIN
   DECLARE v_n BIGINT DEFAULT 0;
   DECLARE v_permits BIGINT DEFAULT 0;
+  DECLARE v_kinds BIGINT DEFAULT 0;
   DECLARE v_slot BIGINT DEFAULT 1;
   DECLARE v_next BIGINT DEFAULT 0;
   DECLARE v_got BIGINT DEFAULT 0;
@@ -138,18 +140,18 @@ BEGIN
   DECLARE v_out MEDIUMTEXT CHARACTER SET utf8mb4 DEFAULT 'G';
   INSERT INTO dblock_lock_gates (name) VALUES (p_name) ON DUPLICATE KEY UPDATE name = name;
   DELETE FROM dblock_lock_holders WHERE name = p_name AND expires_at <= UTC_TIMESTAMP(6);
-  SELECT COUNT(*) INTO v_n FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.kind <> 's' AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
-  IF v_n > 0 THEN
+  -- The live holds, in one locking read: another kind, another permit count, the slots taken.
+  SELECT COALESCE(SUM(h.kind <> 's'), 0), COALESCE(MIN(IF(h.permits <> p_permits, h.permits, NULL)), 0),
+         COUNT(DISTINCT h.slot)
+    INTO v_kinds, v_permits, v_n
+    FROM dblock_lock_holders h
+   WHERE h.name = p_name AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
+  IF v_kinds > 0 THEN
     RETURN 'K';
   END IF;
-  SELECT COUNT(*), COALESCE(MIN(h.permits), 0) INTO v_n, v_permits FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.permits <> p_permits AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
-  IF v_n > 0 THEN
+  IF v_permits > 0 THEN
     RETURN CONCAT('P ', v_permits);
   END IF;
-  SELECT COUNT(DISTINCT h.slot) INTO v_n FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.expires_at > UTC_TIMESTAMP(6) FOR UPDATE;
   IF v_n + p_count > p_permits THEN
     RETURN COALESCE(dblock_holders_blocker(p_name, '', 0), 'B');
   END IF;

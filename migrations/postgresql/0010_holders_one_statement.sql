@@ -15,7 +15,7 @@
 --   'G slot fence slot fence ...' permits, lowest free slots first
 --   'B fence holds expires_in_ms lock_delay_ms expires_at holder'
 --                                 refused: the soonest-ending live hold in the way
---   'B'                           refused, the holds in the way released meanwhile
+--   'B'                           refused; the holds in the way were released after the read
 --   'L'                           refused: an earlier waiter of the wait line goes first
 --   'K permits'                   a read-write lock asked of a semaphore of that many permits
 --   'K'                           a semaphore asked of a read-write lock
@@ -57,27 +57,31 @@ CREATE OR REPLACE FUNCTION dblock_holders_acquire_rw(p_name text, p_owner text, 
 RETURNS text
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
+  v_kinds bigint;
   v_permits integer;
+  v_own bigint;
   v_own_fence bigint;
   v_own_writes integer;
-  v_own boolean;
   v_others bigint;
+  v_writers bigint;
   v_fence bigint;
-  v_block text;
 BEGIN
   PERFORM pg_advisory_xact_lock(1684171884, hashtext(p_name));
   DELETE FROM dblock_lock_holders WHERE name = p_name AND expires_at <= now();
-  SELECT h.permits INTO v_permits FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.kind <> 'r' AND h.expires_at > now() ORDER BY h.slot, h.fence LIMIT 1;
-  IF FOUND THEN
+  -- The live holds, in one read: another kind, the session's own row, the others.
+  SELECT count(*) FILTER (WHERE h.kind <> 'r'), min(h.permits) FILTER (WHERE h.kind <> 'r'),
+         count(*) FILTER (WHERE h.owner = p_owner AND h.slot = 0),
+         max(h.fence) FILTER (WHERE h.owner = p_owner AND h.slot = 0),
+         max(h.write_holds) FILTER (WHERE h.owner = p_owner AND h.slot = 0),
+         count(*) FILTER (WHERE h.owner <> p_owner),
+         count(*) FILTER (WHERE h.owner <> p_owner AND h.write_holds > 0)
+    INTO v_kinds, v_permits, v_own, v_own_fence, v_own_writes, v_others, v_writers
+    FROM dblock_lock_holders h
+   WHERE h.name = p_name AND h.expires_at > now();
+  IF v_kinds > 0 THEN
     RETURN 'K ' || v_permits;
   END IF;
-  SELECT h.fence, h.write_holds INTO v_own_fence, v_own_writes FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.owner = p_owner AND h.slot = 0 AND h.expires_at > now();
-  v_own = FOUND;
-  SELECT count(*) INTO v_others FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.owner <> p_owner AND h.expires_at > now();
-  IF v_own AND v_own_fence = p_fence THEN
+  IF v_own > 0 AND v_own_fence = p_fence THEN
     IF p_write = 0 OR v_own_writes > 0 THEN
       v_fence = v_own_fence;  -- re-entry: the same fence
     ELSIF v_others > 0 THEN
@@ -94,15 +98,13 @@ BEGIN
     END IF;
     RETURN 'R ' || v_fence;
   END IF;
-  IF v_own THEN  -- a row of an earlier hold the session no longer counts on: replaced
+  IF v_own > 0 THEN  -- a row of an earlier hold the session no longer counts on: replaced
     DELETE FROM dblock_lock_holders WHERE name = p_name AND owner = p_owner AND slot = 0 AND fence = v_own_fence;
     PERFORM pg_notify('dblock_release', p_name);
   END IF;
-  -- Who is in the way, read by one statement: a release (it takes no gate) may have ended a
-  -- hold the counts above saw; then nothing is in the way any more.
-  v_block = dblock_holders_blocker(p_name, p_owner, 1 - p_write);
-  IF v_block IS NOT NULL THEN
-    RETURN v_block;
+  IF (p_write = 1 AND v_others > 0) OR (p_write = 0 AND v_writers > 0) THEN
+    -- 'B' alone: a release (it takes no gate) ended the holds in the way after the read.
+    RETURN COALESCE(dblock_holders_blocker(p_name, p_owner, 1 - p_write), 'B');
   END IF;
   IF EXISTS (SELECT 1 FROM dblock_lock_waiters w
               WHERE w.name = p_name AND w.ticket < p_bound AND w.expires_at > now()) THEN
@@ -127,6 +129,7 @@ CREATE OR REPLACE FUNCTION dblock_holders_acquire_permits(p_name text, p_owner t
 RETURNS text
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
+  v_kinds bigint;
   v_permits integer;
   v_taken bigint;
   v_slot integer;
@@ -136,16 +139,18 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock(1684171884, hashtext(p_name));
   DELETE FROM dblock_lock_holders WHERE name = p_name AND expires_at <= now();
-  IF EXISTS (SELECT 1 FROM dblock_lock_holders h WHERE h.name = p_name AND h.kind <> 's' AND h.expires_at > now()) THEN
+  -- The live holds, in one read: another kind, another permit count, the slots taken.
+  SELECT count(*) FILTER (WHERE h.kind <> 's'), min(h.permits) FILTER (WHERE h.permits <> p_permits),
+         count(DISTINCT h.slot)
+    INTO v_kinds, v_permits, v_taken
+    FROM dblock_lock_holders h
+   WHERE h.name = p_name AND h.expires_at > now();
+  IF v_kinds > 0 THEN
     RETURN 'K';
   END IF;
-  SELECT h.permits INTO v_permits FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.permits <> p_permits AND h.expires_at > now() ORDER BY h.slot, h.fence LIMIT 1;
-  IF FOUND THEN
+  IF v_permits IS NOT NULL THEN
     RETURN 'P ' || v_permits;
   END IF;
-  SELECT count(DISTINCT h.slot) INTO v_taken FROM dblock_lock_holders h
-   WHERE h.name = p_name AND h.expires_at > now();
   IF v_taken + p_count > p_permits THEN
     -- 'B' alone: a release (it takes no gate) ended every counted hold in between.
     RETURN COALESCE(dblock_holders_blocker(p_name, '', 0), 'B');

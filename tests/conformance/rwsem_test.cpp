@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
+#include <stdexcept>
 #include <future>
 #include <thread>
 
@@ -519,6 +521,44 @@ TEST_P(RwSemConformance, ARefusalNamesTheHoldInTheWay) {
     const std::string m = e.what();
     EXPECT_NE(m.find("'writer on host 7' (fence " + std::to_string(p->fences()[0]) + ")"), std::string::npos) << m;
   }
+}
+
+// Migration 0010's grant functions answer one row through every client library, in
+// autocommit (how dblock sends them) and inside a transaction, whose rollback undoes them.
+TEST_P(RwSemConformance, TheGrantFunctionsAnswerInsideAndOutsideATransaction) {
+  if (kind() == dialect::sqlite) GTEST_SKIP() << "SQLite grants step by step (no functions)";
+  auto db = open();
+  const std::string type = mysql_family() ? "SIGNED" : "bigint";
+  auto call = [&](const std::string& fn, const std::string& name, const std::string& owner, std::int64_t a,
+                  std::int64_t b) {
+    const auto sql = "SELECT " + fn + "($1, $2, CAST($3 AS " + (mysql_family() ? "SIGNED" : "integer") +
+                     "), CAST($4 AS " + (fn.ends_with("rw") ? type : std::string(mysql_family() ? "SIGNED" : "integer")) +
+                     "), CAST($5 AS " + type + "), CAST($6 AS " + type + "), CAST($7 AS " + type + "), $8, CAST($9 AS " +
+                     type + "))";
+    auto r = raw_query(db, sql,
+                       {name, owner, a, b, std::int64_t{0}, std::numeric_limits<std::int64_t>::max(), std::int64_t{60000},
+                        std::string("raw caller"), std::int64_t{0}});
+    return r.rows.empty() || r.rows[0].empty() || !r.rows[0][0] ? std::string("(none)") : *r.rows[0][0];
+  };
+  const std::string owner(32, 'f');
+  const auto rolled = unique_name("rw");
+  EXPECT_THROW(transact(db, [&](transaction_ref) {
+    const auto g = call("dblock_holders_acquire_rw", rolled, owner, 1, 0);
+    EXPECT_EQ(g.rfind("G ", 0), 0u) << g;
+    EXPECT_EQ(holder_rows(db, rolled), 1);
+    const auto p = call("dblock_holders_acquire_permits", rolled, owner, 2, 1);
+    EXPECT_EQ(p, "K") << "the same name as a semaphore";
+    throw std::runtime_error("roll back");
+  }), std::runtime_error);
+  EXPECT_EQ(holder_rows(db, rolled), 0) << "the rollback undid the grant";
+  const auto sem = unique_name("sem");
+  const auto p = call("dblock_holders_acquire_permits", sem, owner, 3, 2);
+  EXPECT_EQ(std::count(p.begin(), p.end(), ' '), 4) << p;
+  EXPECT_EQ(p.rfind("G 1 ", 0), 0u) << p;
+  auto other = open();
+  EXPECT_EQ(holder_rows(other, sem), 2) << "autocommit: committed";
+  EXPECT_EQ(call("dblock_holders_acquire_permits", sem, std::string(32, 'e'), 3, 2).rfind("B ", 0), 0u);
+  raw_query(db, "DELETE FROM dblock_lock_holders WHERE name = $1", {sem});
 }
 
 DBLOCK_CONFORMANCE_SUITE(RwSemConformance);
