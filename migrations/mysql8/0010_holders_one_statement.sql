@@ -164,20 +164,19 @@ BEGIN
     DELETE FROM dblock_lock_waiters WHERE ticket = p_ticket AND owner = p_owner;
   END IF;
   WHILE v_got < p_count DO
-    -- The lowest free slot from v_slot on, then checked by a locking (current) read: rows only
-    -- go away meanwhile (releases; a new grant needs the gate), so the check finds it free.
-    SELECT MIN(c.s) INTO v_next
-      FROM (SELECT v_slot AS s
-            UNION ALL
-            SELECT h.slot + 1 FROM dblock_lock_holders h WHERE h.name = p_name AND h.slot >= v_slot) c
-     WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders n WHERE n.name = p_name AND n.slot = c.s);
-    SET v_slot = GREATEST(COALESCE(v_next, v_slot), v_slot);
     IF v_slot > p_permits THEN
       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'dblock semaphore has no free slot left for its grant';
     END IF;
     SELECT COUNT(*) INTO v_n FROM dblock_lock_holders h WHERE h.name = p_name AND h.slot = v_slot FOR UPDATE;
     IF v_n > 0 THEN
-      SET v_slot = v_slot + 1;
+      -- Taken: on to the lowest slot the read shows free from here (checked by the locking read
+      -- above on the next turn; rows only go away meanwhile, a new grant needs the gate).
+      SELECT MIN(c.s) INTO v_next
+        FROM (SELECT v_slot + 1 AS s
+              UNION ALL
+              SELECT h.slot + 1 FROM dblock_lock_holders h WHERE h.name = p_name AND h.slot > v_slot) c
+       WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders n WHERE n.name = p_name AND n.slot = c.s);
+      SET v_slot = GREATEST(COALESCE(v_next, v_slot + 1), v_slot + 1);
     ELSE
       UPDATE dblock_fence_counter SET value = LAST_INSERT_ID(value + 1) WHERE id = 1;
       SET v_fence = LAST_INSERT_ID();

@@ -166,13 +166,16 @@ BEGIN
   v_slot = 1;
   v_got = 0;
   WHILE v_got < p_count LOOP
-    -- The lowest free slot from v_slot on, in one statement (one snapshot). Rows only go away
-    -- meanwhile (releases; a new grant needs the gate), so it is free now and at most p_permits.
-    SELECT min(c.s) INTO v_slot
-      FROM (SELECT v_slot AS s
-            UNION ALL
-            SELECT h.slot + 1 FROM dblock_lock_holders h WHERE h.name = p_name AND h.slot >= v_slot) c
-     WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders n WHERE n.name = p_name AND n.slot = c.s);
+    IF EXISTS (SELECT 1 FROM dblock_lock_holders h WHERE h.name = p_name AND h.slot = v_slot) THEN
+      -- Taken: the lowest free slot from v_slot on, in one statement (one snapshot). Rows only
+      -- go away meanwhile (releases; a new grant needs the gate), so it is free now and at
+      -- most p_permits.
+      SELECT min(c.s) INTO v_slot
+        FROM (SELECT v_slot AS s
+              UNION ALL
+              SELECT h.slot + 1 FROM dblock_lock_holders h WHERE h.name = p_name AND h.slot >= v_slot) c
+       WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_holders n WHERE n.name = p_name AND n.slot = c.s);
+    END IF;
     IF v_slot > p_permits THEN
       RAISE EXCEPTION 'semaphore % has no free slot left for its grant', p_name;
     END IF;
