@@ -13,12 +13,11 @@
 -- Functions rather than procedures: a CALL answers with several result sets, which not every
 -- client library dblock runs on reads; SELECT fn(...) is one row everywhere.
 -- Privileges: CREATE ROUTINE and ALTER ROUTINE to migrate, EXECUTE at run time (the functions
--- run with the caller's rights, SQL SECURITY INVOKER). With binary logging on (log_bin), the
--- server also refuses to create a function that modifies data unless the migrating user has
--- SUPER (MariaDB, MySQL 8.0; or SET_USER_ID / SYSTEM_VARIABLES_ADMIN on MySQL 8.0) or the
--- server runs with log_bin_trust_function_creators = 1: they are honestly declared NOT
--- DETERMINISTIC MODIFIES SQL DATA, and replicate safely only as row events (binlog_format ROW,
--- as Galera requires anyway).
+-- run with the caller's rights, SQL SECURITY INVOKER). With binary logging on (log_bin) the
+-- server creates them only with log_bin_trust_function_creators = 1 (error 1419 without
+-- SUPER, 1418 even with it): they are honestly declared NOT DETERMINISTIC MODIFIES SQL DATA,
+-- and replicate safely as row events (binlog_format ROW, as Galera requires anyway). A Galera
+-- node without log_bin creates them for the ordinary migrating user.
 -- Each routine body is BEGIN ... END with no inner statement ending in the word END (the
 -- migration runner ends such a statement right after END; see lib/core/catalog.cpp). DROP
 -- then CREATE: a rerun after a failure replaces them.
