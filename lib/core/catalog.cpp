@@ -74,41 +74,46 @@ void scan(std::string_view s, Code on_code, Skip on_skip) {
   }
 }
 
-// SQLite's CREATE TRIGGER ... BEGIN stmt; stmt; END has inner semicolons: a ';'
-// ends such a statement only right after the word END.
-bool inside_trigger_body(const std::string& cur) {
-  // Skip leading whitespace and comments: "-- why\nCREATE TRIGGER ..." is a trigger too.
-  std::size_t from = 0;
-  for (;;) {
-    from = cur.find_first_not_of(" \t\r\n", from);
-    if (from == std::string::npos) return false;
-    if (cur.compare(from, 2, "--") == 0) {
-      from = cur.find('\n', from);
-    } else if (cur.compare(from, 2, "/*") == 0) {
-      from = cur.find("*/", from + 2);
-      if (from != std::string::npos) from += 2;
-    } else {
-      break;
-    }
-    if (from == std::string::npos) return false;
-  }
+// SQLite's CREATE TRIGGER ... BEGIN stmt; stmt; END, and a MariaDB/MySQL stored routine
+// (CREATE FUNCTION / PROCEDURE whose body is BEGIN ... END), have inner semicolons: a ';'
+// ends such a statement only right after the word END. `code` is the statement so far with
+// its literals and comments blanked, so a PostgreSQL function whose body is a dollar quote
+// has no BEGIN here and ends at the first ';' after it. A routine body's inner statements
+// must so not end with the word END (END IF, END WHILE, END LOOP are fine).
+bool inside_routine_body(const std::string& code) {
   std::string head;
-  for (char c : std::string_view(cur).substr(from)) {
-    if (head.size() >= 40) break;
+  bool has_begin = false;
+  std::string word;
+  auto end_word = [&] {
+    if (word == "BEGIN") has_begin = true;
+    word.clear();
+  };
+  for (char c : code) {
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word += u;
+    } else {
+      end_word();
+    }
+    if (head.size() >= 60) continue;
     if (std::isspace(static_cast<unsigned char>(c))) {
       if (!head.empty() && head.back() != ' ') head += ' ';
     } else {
-      head += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      head += u;
     }
   }
-  if (!(head.starts_with("CREATE TRIGGER") || head.starts_with("CREATE TEMP TRIGGER") ||
-        head.starts_with("CREATE TEMPORARY TRIGGER")))
-    return false;
-  auto e = cur.find_last_not_of(" \t\r\n");
+  end_word();
+  const bool trigger = head.starts_with("CREATE TRIGGER") || head.starts_with("CREATE TEMP TRIGGER") ||
+                       head.starts_with("CREATE TEMPORARY TRIGGER");
+  const bool routine = head.starts_with("CREATE FUNCTION") || head.starts_with("CREATE PROCEDURE") ||
+                       head.starts_with("CREATE OR REPLACE FUNCTION") ||
+                       head.starts_with("CREATE OR REPLACE PROCEDURE") || head.starts_with("CREATE DEFINER");
+  if (!trigger && !(routine && has_begin)) return false;
+  auto e = code.find_last_not_of(" \t\r\n");
   if (e == std::string::npos || e < 2) return true;
-  std::string tail = cur.substr(e - 2, 3);
+  std::string tail = code.substr(e - 2, 3);
   for (auto& c : tail) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  bool word_start = e < 3 || !(std::isalnum(static_cast<unsigned char>(cur[e - 3])) || cur[e - 3] == '_');
+  bool word_start = e < 3 || !(std::isalnum(static_cast<unsigned char>(code[e - 3])) || code[e - 3] == '_');
   return !(tail == "END" && word_start);
 }
 
@@ -154,6 +159,7 @@ statement rewrite_placeholders(std::string_view name, std::string_view sql, plac
 std::vector<std::string> split_statements(std::string_view script) {
   std::vector<std::string> out;
   std::string cur;
+  std::string code;  // cur with literals and comments blanked (see inside_routine_body)
   bool has_code = false;
   auto flush = [&] {
     if (has_code) {
@@ -162,24 +168,27 @@ std::vector<std::string> split_statements(std::string_view script) {
       out.push_back(cur.substr(b, e - b + 1));
     }
     cur.clear();
+    code.clear();
     has_code = false;
   };
   scan(
       script,
       [&](std::size_t i) {
         char c = script[i];
-        if (c == ';' && !inside_trigger_body(cur)) {
+        if (c == ';' && !inside_routine_body(code)) {
           flush();
           return;
         }
         if (!std::isspace(static_cast<unsigned char>(c))) has_code = true;
         cur += c;
+        code += c;
       },
       [&](std::size_t b, std::size_t e) {
         auto piece = script.substr(b, e - b);
         // Literals and dollar quotes are code; comments are not.
         if (!(piece.starts_with("--") || piece.starts_with("/*"))) has_code = true;
         cur.append(piece);
+        code += ' ';
       });
   flush();
   return out;

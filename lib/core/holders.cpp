@@ -3,9 +3,10 @@
 // rows of dblock_lock_holders (lib/core/ops/holders.hpp), kept in the session's table of holds
 // beside its lease locks (lib/core/session_core.hpp) under holder_key(): renewed by the same
 // renewal statement, lost at the same deadline, waiting in the same line (wait_for). A grant is
-// decided here, inside one short transaction that holds the name's gate, from the live rows.
-// A refused try hands the holds in its way to crash detection's early takeover
-// (session_core::note_blockers; the next try goes through detail::take_over_then).
+// decided inside one short transaction that holds the name's gate, from the live rows: on
+// PostgreSQL, MariaDB and MySQL 8.0 by one statement (migration 0010's functions), on SQLite
+// here, step by step. A refused try hands the holds in its way to crash detection's early
+// takeover (session_core::note_blockers; the next try goes through detail::take_over_then).
 #include <algorithm>
 #include <set>
 
@@ -55,8 +56,196 @@ std::optional<lock_info> soonest(const std::vector<detail::holder_row>& rows, co
   return i;
 }
 
+// ----------------------------------------------------------------------------- one statement
+// Where the dialect has migration 0010's grant functions (PostgreSQL, MariaDB, MySQL 8.0), a
+// grant is one statement (one round trip) that runs the steps of try_rw / try_permits below on
+// the server, under the same gate, with the same decisions; here only its answer is turned into
+// errors, refusals and the session's table of holds, exactly as the step path does.
+
+// The one-statement answer names one blocker; crash detection's early takeover needs every
+// hold in its way with its owner. When the session keeps a marker and the answer is a refusal
+// by holds, they are read (holders_probe_marker.sql: one read-only round trip) and noted for
+// the next try (session_core::note_blockers), as the step path notes what it read in its
+// transaction. A reader waits only for writers; a semaphore waiter that holds permits of the
+// name itself notes nothing, so its tries are never skipped (its own permits are not read).
+void note_one_statement_blockers(session_core& c, const std::string& name, bool read,
+                                 std::optional<lock_info>* refused) {
+  if (!c.live_ops) return;
+  {
+    std::lock_guard l(c.mu);
+    for (const auto& [key, h] : c.held)
+      if (detail::is_holder_key(key) && h->name == name && h->mode == lock_mode::permit && !h->lost) return;
+  }
+  std::vector<detail::marked_hold> held;
+  try {
+    held = c.live_ops->probe_holds(*c.db, name, c.owner);
+  } catch (const std::exception&) {
+    return;  // the next try says what is wrong
+  }
+  std::vector<detail::holder_row> in_way;
+  for (const auto& m : held) {
+    if (read && m.write_holds == 0) continue;
+    detail::holder_row r;
+    r.owner = m.owner;
+    r.slot = m.slot;
+    r.write_holds = m.write_holds;
+    r.info = m.row;
+    in_way.push_back(std::move(r));
+  }
+  c.note_blockers(name, in_way, refused);
+}
+
+detail::one_statement_request one_statement_request_of(const session_core& c, const std::string& name,
+                                                         std::int64_t bound) {
+  detail::one_statement_request r;
+  r.name = name;
+  r.owner = c.owner;
+  r.ticket = is_ticket(bound) ? bound : 0;
+  r.bound = bound;
+  r.row_ttl_ms = c.row_ttl_ms;
+  r.holder = c.holder;
+  r.delay_ms = c.opts.lock_delay.count();
+  return r;
+}
+
+std::optional<lease> try_rw_one_statement(const std::shared_ptr<session_core>& self, const std::string& name,
+                                          bool write, std::int64_t bound, std::optional<lock_info>* refused) {
+  auto& c = *self;
+  const auto& ops = ops_of(c);
+  const std::string key = detail::holder_key(name, 0);
+  using outcome = detail::one_statement_outcome::kind;
+  return c.db->exclusive([&]() -> std::optional<lease> {
+    std::shared_ptr<held_lock> mine;
+    {
+      std::lock_guard l(c.mu);
+      if (auto it = c.held.find(key); it != c.held.end() && !it->second->lost) mine = it->second;
+    }
+    auto req = one_statement_request_of(c, name, bound);
+    req.write = write;
+    req.own_fence = mine ? mine->fence : 0;
+    const auto epoch = c.marker_epoch_now();  // before sending, like t0
+    const auto t0 = clock_type::now();  // before sending: the local deadline errs early
+    const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_rw(*c.db, req); });
+    switch (o.what) {
+      case outcome::not_rw:
+        throw invalid_argument("lock '" + name + "' is a semaphore of " + std::to_string(o.value) +
+                               " permits, not a read-write lock");
+      case outcome::upgrade_refused:
+        throw invalid_argument("lock '" + name + "' cannot be upgraded to write: " + std::to_string(o.value + 1) +
+                               " readers hold it (this session and " + std::to_string(o.value) + " other" +
+                               (o.value == 1 ? "" : "s") + ")");
+      case outcome::granted:
+      case outcome::reentered:
+        if (o.granted.size() == 1) break;
+        [[fallthrough]];
+      case outcome::not_semaphore:
+      case outcome::permits_differ:
+        throw internal_error("read-write lock '" + name + "': the one-statement grant answered a semaphore's outcome");
+      case outcome::refused:
+      case outcome::behind_line:
+        detail::count(counter::lock_not_acquired);
+        if (refused) *refused = o.blocker;
+        if (o.what == outcome::refused) note_one_statement_blockers(c, name, !write, refused);
+        return std::nullopt;
+    }
+    const bool fresh = o.what == outcome::granted;
+    const std::int64_t fence = o.granted.front().second;
+    detail::count(counter::lock_acquired);
+    std::shared_ptr<held_lock> h;
+    std::vector<lost_lease> gone;
+    {
+      std::lock_guard l(c.mu);
+      auto& slot = c.held[key];
+      if (fresh || !slot || slot->lost) {
+        if (slot && !slot->lost && session_core::mark_lost(*slot, "the read-write hold's row was gone at a new grant"))
+          gone.push_back({slot->name, slot->fence, slot->lost_reason});
+        slot = std::make_shared<held_lock>();
+        slot->name = name;
+        slot->mode = lock_mode::read;
+        slot->marker_epoch = epoch;
+      }
+      h = slot;
+      h->fence = fence;
+      ++h->local_holds;
+      if (write) ++h->write_holds;
+      h->thread = std::this_thread::get_id();
+      h->granted_at = t0;
+      h->deadline = t0 + c.opts.ttl;
+      c.schedule(c.trusted_end(*h));
+    }
+    c.fire(gone);
+    return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
+  });
+}
+
+std::optional<permit_set> try_permits_one_statement(const std::shared_ptr<session_core>& self,
+                                                    const std::string& name, int permits, int count,
+                                                    std::int64_t bound, std::optional<lock_info>* refused) {
+  auto& c = *self;
+  const auto& ops = ops_of(c);
+  using outcome = detail::one_statement_outcome::kind;
+  return c.db->exclusive([&]() -> std::optional<permit_set> {
+    auto req = one_statement_request_of(c, name, bound);
+    req.permits = permits;
+    req.count = count;
+    const auto epoch = c.marker_epoch_now();  // before sending, like t0
+    const auto t0 = clock_type::now();
+    const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_permits(*c.db, req); });
+    switch (o.what) {
+      case outcome::not_semaphore: throw invalid_argument("lock '" + name + "' is a read-write lock, not a semaphore");
+      case outcome::permits_differ:
+        throw invalid_argument("semaphore '" + name + "' has " + std::to_string(o.value) +
+                               " permits (set by its first holder), not " + std::to_string(permits));
+      case outcome::granted:
+        if (o.granted.size() == static_cast<std::size_t>(count)) break;
+        [[fallthrough]];
+      case outcome::reentered:
+      case outcome::not_rw:
+      case outcome::upgrade_refused:
+        throw internal_error("semaphore '" + name + "': the one-statement grant answered another outcome than " +
+                             std::to_string(count) + " permits");
+      case outcome::refused:
+      case outcome::behind_line:
+        detail::count(counter::lock_not_acquired);
+        if (refused) *refused = o.blocker;
+        if (o.what == outcome::refused) note_one_statement_blockers(c, name, false, refused);
+        return std::nullopt;
+    }
+    detail::count(counter::lock_acquired, o.granted.size());
+    std::vector<lease> out;
+    std::vector<lost_lease> gone;
+    std::vector<std::shared_ptr<held_lock>> hs;
+    {
+      std::lock_guard l(c.mu);
+      for (auto& [s, fence] : o.granted) {
+        auto& slot = c.held[detail::holder_key(name, s)];
+        if (slot && !slot->lost && session_core::mark_lost(*slot, "the permit's row was gone at a new grant"))
+          gone.push_back({slot->name, slot->fence, slot->lost_reason});
+        slot = std::make_shared<held_lock>();
+        slot->name = name;
+        slot->mode = lock_mode::permit;
+        slot->slot = s;
+        slot->fence = fence;
+        slot->marker_epoch = epoch;
+        slot->local_holds = 1;
+        slot->thread = std::this_thread::get_id();
+        slot->granted_at = t0;
+        slot->deadline = t0 + c.opts.ttl;
+        c.schedule(c.trusted_end(*slot));
+        hs.push_back(slot);
+      }
+    }
+    c.fire(gone);
+    for (auto& h : hs) out.push_back(session_core::make_lease(self, h, lock_mode::permit));
+    return permit_set(std::move(out));
+  });
+}
+
+// ----------------------------------------------------------------------------- steps
+
 std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std::string& name, bool write,
                             std::int64_t bound, std::optional<lock_info>* refused) {
+  if (ops_of(*self).one_statement_grants()) return try_rw_one_statement(self, name, write, bound, refused);
   auto& c = *self;
   // Under the connection's mutex from the decision to the local record (as session_core::try_once).
   return c.db->exclusive([&]() -> std::optional<lease> {
@@ -80,6 +269,8 @@ std::optional<lease> try_rw(const std::shared_ptr<session_core>& self, const std
 
 std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self, const std::string& name, int permits,
                                       int count, std::int64_t bound, std::optional<lock_info>* refused) {
+  if (ops_of(*self).one_statement_grants())
+    return try_permits_one_statement(self, name, permits, count, bound, refused);
   auto& c = *self;
   const auto& ops = ops_of(c);
   return c.db->exclusive([&]() -> std::optional<permit_set> {

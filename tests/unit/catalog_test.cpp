@@ -236,6 +236,33 @@ TEST(Split, TriggersAfterCommentsAndOtherStatements) {
             (std::vector<std::string>{"CREATE TABLE t (x INTEGER)", a, b}));
 }
 
+TEST(Split, MySQLStoredRoutinesWithBeginEnd) {
+  // A MariaDB / MySQL routine body: inner statements, END IF, END WHILE; the routine ends at END.
+  const std::string fn =
+      "CREATE FUNCTION f(p INT) RETURNS INT NOT DETERMINISTIC MODIFIES SQL DATA\nBEGIN\n"
+      "  DECLARE v INT DEFAULT 0;\n  IF p > 0 THEN\n    SET v = 1;\n  END IF;\n"
+      "  WHILE v < 3 DO\n    SET v = v + 1;\n  END WHILE;\n  SELECT 'END;' INTO @x;\n  RETURN v;\nEND";
+  const std::string proc = "-- why; here\ncreate procedure p() begin select 1; select 2; end";
+  const std::string no_body = "CREATE FUNCTION g() RETURNS INT RETURN 1";
+  EXPECT_EQ(split_statements("DROP FUNCTION IF EXISTS f;\n" + fn + ";\n" + proc + ";\n" + no_body + ";\nSELECT 1;"),
+            (std::vector<std::string>{"DROP FUNCTION IF EXISTS f", fn, proc, no_body, "SELECT 1"}));
+  // PostgreSQL's bodies are dollar quotes (no BEGIN outside them): the first ';' after one ends it.
+  const std::string pg = "CREATE FUNCTION h() RETURNS int AS $$ BEGIN RETURN 1; END $$ LANGUAGE plpgsql";
+  const std::string pg_sql = "CREATE FUNCTION k() RETURNS int AS 'SELECT 1' LANGUAGE sql";
+  EXPECT_EQ(split_statements(pg + ";\n" + pg_sql + ";\nSELECT 2;"), (std::vector<std::string>{pg, pg_sql, "SELECT 2"}));
+  // MariaDB and MySQL 8.0 migration 0010: three DROP / CREATE pairs.
+  for (const char* path : {"migrations/mysql/0010_holders_one_statement.sql", "migrations/mysql8/0010_holders_one_statement.sql"}) {
+    const char* text = find_embedded(path);
+    ASSERT_NE(text, nullptr) << path;
+    auto st = split_statements(text);
+    ASSERT_EQ(st.size(), 6u) << path;
+    for (std::size_t i = 1; i < st.size(); i += 2) {
+      EXPECT_TRUE(st[i].find("CREATE FUNCTION") != std::string::npos) << st[i];
+      EXPECT_TRUE(st[i].ends_with("END")) << st[i];
+    }
+  }
+}
+
 TEST(Split, EmbeddedMigrationsSplitAsWritten) {
   // sqlite 0001: fence table, its row, lock table, two indexes, two triggers.
   const char* sqlite = find_embedded("migrations/sqlite/0001_locks.sql");

@@ -278,6 +278,99 @@ bool holder_table::verify(backend& b, const std::string& name, const std::string
   return !b.exec("holders_verify", {name, owner, slot, fence}).rows.empty();
 }
 
+namespace {
+
+// The text migration 0010's grant functions answer: an outcome letter, then its values
+// separated by single spaces; a refusal's holder text is the rest of the line (it may hold
+// spaces itself).
+one_statement_outcome parse_grant(const result& r, const std::string& name) {
+  if (r.rows.empty() || r.rows[0].empty() || !r.rows[0][0])
+    throw internal_error("the one-statement grant of '" + name + "' answered no text");
+  const std::string& t = *r.rows[0][0];
+  std::size_t pos = 1;
+  auto next = [&](bool rest = false) -> std::string {
+    if (pos >= t.size() || t[pos] != ' ')
+      throw internal_error("the one-statement grant of '" + name + "' answered '" + t + "'");
+    const auto b = pos + 1;
+    const auto e = rest ? t.size() : std::min(t.find(' ', b), t.size());
+    pos = e;
+    return t.substr(b, e - b);
+  };
+  auto num = [&]() -> std::int64_t {
+    const auto v = next();
+    try {
+      std::size_t used = 0;
+      const auto n = std::stoll(v, &used);
+      if (used == v.size()) return n;
+    } catch (const std::exception&) {
+    }
+    throw internal_error("the one-statement grant of '" + name + "' answered '" + t + "'");
+  };
+  using k = one_statement_outcome::kind;
+  one_statement_outcome o;
+  switch (t.empty() ? '?' : t[0]) {
+    case 'G':
+    case 'R':
+      o.what = t[0] == 'G' ? k::granted : k::reentered;
+      if (t.find(' ', 2) == std::string::npos) {  // read-write: the fence alone
+        o.granted.emplace_back(0, num());
+      } else {
+        while (pos < t.size()) {
+          const auto slot = num();
+          o.granted.emplace_back(slot, num());
+        }
+      }
+      break;
+    case 'B': {
+      o.what = k::refused;
+      if (t.size() == 1) break;  // the holds in the way were released meanwhile: none to name
+      lock_info i;
+      i.name = name;
+      i.fence = num();
+      i.holds = static_cast<int>(num());
+      i.expires_in = std::chrono::milliseconds(num());
+      i.lock_delay = std::chrono::milliseconds(num());
+      i.expires_at = next();
+      i.holder = next(true);
+      o.blocker = std::move(i);
+      break;
+    }
+    case 'L': o.what = k::behind_line; break;
+    case 'K':
+      o.what = t.size() > 1 ? k::not_rw : k::not_semaphore;
+      if (o.what == k::not_rw) o.value = num();
+      break;
+    case 'P':
+      o.what = k::permits_differ;
+      o.value = num();
+      break;
+    case 'U':
+      o.what = k::upgrade_refused;
+      o.value = num();
+      break;
+    default: throw internal_error("the one-statement grant of '" + name + "' answered '" + t + "'");
+  }
+  if (pos < t.size()) throw internal_error("the one-statement grant of '" + name + "' answered '" + t + "'");
+  return o;
+}
+
+}  // namespace
+
+one_statement_outcome holder_table::acquire_rw(backend& b, const one_statement_request& r) const {
+  if (!one_statement_) throw internal_error("no one-statement read-write grant on this dialect");
+  return parse_grant(b.exec("holders_acquire_rw", {r.name, r.owner, std::int64_t{r.write ? 1 : 0}, r.own_fence,
+                                                   r.ticket, r.bound, r.row_ttl_ms, r.holder, r.delay_ms}),
+                     r.name);
+}
+
+one_statement_outcome holder_table::acquire_permits(backend& b, const one_statement_request& r) const {
+  if (!one_statement_) throw internal_error("no one-statement permit grant on this dialect");
+  return parse_grant(b.exec("holders_acquire_permits", {r.name, r.owner, std::int64_t{r.permits},
+                                                        std::int64_t{r.count}, r.ticket, r.bound, r.row_ttl_ms,
+                                                        r.holder, r.delay_ms}),
+                     r.name);
+}
+
 std::vector<holder_info> holder_table::list(backend& b) const {
   // name, kind, slot, holder, holds, write_holds, permits, fence, expires_at, expires_in_ms, lock_delay_ms
   std::vector<holder_info> out;

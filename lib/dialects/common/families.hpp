@@ -111,10 +111,15 @@ class no_replication_check : public replication_ops {
 // Read-write locks and semaphores over sql/<dialect>/holders_*.sql, the same columns on every
 // dialect. separate_fence_read: holders_fence.sql draws the value into LAST_INSERT_ID() and
 // holders_fence_read.sql reads it (MySQL 8.0, no sequences); elsewhere holders_fence.sql
-// returns it.
+// returns it. one_statement: the dialect has migration 0010's grant functions
+// (holders_acquire_rw.sql, holders_acquire_permits.sql: one text, parsed here).
 class holder_table final : public holders_ops {
  public:
-  explicit holder_table(bool separate_fence_read) : separate_fence_read_(separate_fence_read) {}
+  holder_table(bool separate_fence_read, bool one_statement)
+      : separate_fence_read_(separate_fence_read), one_statement_(one_statement) {}
+  bool one_statement_grants() const noexcept override { return one_statement_; }
+  one_statement_outcome acquire_rw(backend& b, const one_statement_request& r) const override;
+  one_statement_outcome acquire_permits(backend& b, const one_statement_request& r) const override;
   void gate(backend& b, const std::string& name) const override;
   std::vector<holder_row> live(backend& b, const std::string& name) const override;
   std::int64_t line_ahead(backend& b, const std::string& name, std::int64_t bound) const override;
@@ -132,6 +137,7 @@ class holder_table final : public holders_ops {
 
  private:
   bool separate_fence_read_;
+  bool one_statement_;
 };
 
 // The renewal's answer as session keys: a row's name, or holder_key(name, slot) when the
