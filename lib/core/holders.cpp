@@ -112,17 +112,12 @@ std::optional<lease> try_rw_one_statement(const std::shared_ptr<session_core>& s
                                           bool write, std::int64_t bound, std::optional<lock_info>* refused) {
   auto& c = *self;
   const auto& ops = ops_of(c);
-  const std::string key = detail::holder_key(name, 0);
   using outcome = detail::one_statement_outcome::kind;
   return c.db->exclusive([&]() -> std::optional<lease> {
-    std::shared_ptr<held_lock> mine;
-    {
-      std::lock_guard l(c.mu);
-      if (auto it = c.held.find(key); it != c.held.end() && !it->second->lost) mine = it->second;
-    }
+    const auto mine = detail::rw_held_fence(c, name);
     auto req = one_statement_request_of(c, name, bound);
     req.write = write;
-    req.own_fence = mine ? mine->fence : 0;
+    req.own_fence = mine.value_or(0);
     const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();  // before sending: the local deadline errs early
     const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_rw(*c.db, req); });
@@ -148,33 +143,11 @@ std::optional<lease> try_rw_one_statement(const std::shared_ptr<session_core>& s
         if (o.what == outcome::refused) note_one_statement_blockers(c, name, !write, refused);
         return std::nullopt;
     }
-    const bool fresh = o.what == outcome::granted;
-    const std::int64_t fence = o.granted.front().second;
-    detail::count(counter::lock_acquired);
-    std::shared_ptr<held_lock> h;
-    std::vector<lost_lease> gone;
-    {
-      std::lock_guard l(c.mu);
-      auto& slot = c.held[key];
-      if (fresh || !slot || slot->lost) {
-        if (slot && !slot->lost && session_core::mark_lost(*slot, "the read-write hold's row was gone at a new grant"))
-          gone.push_back({slot->name, slot->fence, slot->lost_reason});
-        slot = std::make_shared<held_lock>();
-        slot->name = name;
-        slot->mode = lock_mode::read;
-        slot->marker_epoch = epoch;
-      }
-      h = slot;
-      h->fence = fence;
-      ++h->local_holds;
-      if (write) ++h->write_holds;
-      h->thread = std::this_thread::get_id();
-      h->granted_at = t0;
-      h->deadline = t0 + c.opts.ttl;
-      c.schedule(c.trusted_end(*h));
-    }
-    c.fire(gone);
-    return session_core::make_lease(self, h, write ? lock_mode::write : lock_mode::read);
+    detail::rw_decision d;
+    d.granted = true;
+    d.fresh = o.what == outcome::granted;
+    d.fence = o.granted.front().second;
+    return detail::adopt_rw(self, name, write, d, t0, epoch);
   });
 }
 
