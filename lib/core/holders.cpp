@@ -62,6 +62,41 @@ std::optional<lock_info> soonest(const std::vector<detail::holder_row>& rows, co
 // the server, under the same gate, with the same decisions; here only its answer is turned into
 // errors, refusals and the session's table of holds, exactly as the step path does.
 
+// Records granted permits (slot, fence), sent at t0 under marker `epoch`, as holds of the
+// session (holder_key(name, slot)); the caller holds db's mutex. Both grant paths end here.
+permit_set adopt_permits(const std::shared_ptr<session_core>& self, const std::string& name,
+                         const std::vector<std::pair<std::int64_t, std::int64_t>>& granted,
+                         clock_type::time_point t0, std::uint64_t epoch) {
+  auto& c = *self;
+  detail::count(counter::lock_acquired, granted.size());
+  std::vector<lease> out;
+  std::vector<lost_lease> gone;
+  std::vector<std::shared_ptr<held_lock>> hs;
+  {
+    std::lock_guard l(c.mu);
+    for (auto& [s, fence] : granted) {
+      auto& slot = c.held[detail::holder_key(name, s)];
+      if (slot && !slot->lost && session_core::mark_lost(*slot, "the permit's row was gone at a new grant"))
+        gone.push_back({slot->name, slot->fence, slot->lost_reason});
+      slot = std::make_shared<held_lock>();
+      slot->name = name;
+      slot->mode = lock_mode::permit;
+      slot->slot = s;
+      slot->fence = fence;
+      slot->marker_epoch = epoch;
+      slot->local_holds = 1;
+      slot->thread = std::this_thread::get_id();
+      slot->granted_at = t0;
+      slot->deadline = t0 + c.opts.ttl;
+      c.schedule(c.trusted_end(*slot));
+      hs.push_back(slot);
+    }
+  }
+  c.fire(gone);
+  for (auto& h : hs) out.push_back(session_core::make_lease(self, h, lock_mode::permit));
+  return permit_set(std::move(out));
+}
+
 // The one-statement answer names one blocker; crash detection's early takeover needs every
 // hold in its way with its owner. When the session keeps a marker and the answer is a refusal
 // by holds, they are read (holders_probe_marker.sql: one read-only round trip) and noted for
@@ -184,33 +219,7 @@ std::optional<permit_set> try_permits_one_statement(const std::shared_ptr<sessio
         if (o.what == outcome::refused) note_one_statement_blockers(c, name, false, refused);
         return std::nullopt;
     }
-    detail::count(counter::lock_acquired, o.granted.size());
-    std::vector<lease> out;
-    std::vector<lost_lease> gone;
-    std::vector<std::shared_ptr<held_lock>> hs;
-    {
-      std::lock_guard l(c.mu);
-      for (auto& [s, fence] : o.granted) {
-        auto& slot = c.held[detail::holder_key(name, s)];
-        if (slot && !slot->lost && session_core::mark_lost(*slot, "the permit's row was gone at a new grant"))
-          gone.push_back({slot->name, slot->fence, slot->lost_reason});
-        slot = std::make_shared<held_lock>();
-        slot->name = name;
-        slot->mode = lock_mode::permit;
-        slot->slot = s;
-        slot->fence = fence;
-        slot->marker_epoch = epoch;
-        slot->local_holds = 1;
-        slot->thread = std::this_thread::get_id();
-        slot->granted_at = t0;
-        slot->deadline = t0 + c.opts.ttl;
-        c.schedule(c.trusted_end(*slot));
-        hs.push_back(slot);
-      }
-    }
-    c.fire(gone);
-    for (auto& h : hs) out.push_back(session_core::make_lease(self, h, lock_mode::permit));
-    return permit_set(std::move(out));
+    return adopt_permits(self, name, o.granted, t0, epoch);
   });
 }
 
@@ -294,33 +303,7 @@ std::optional<permit_set> try_permits(const std::shared_ptr<session_core>& self,
       c.note_blockers(name, d.in_way, refused);
       return std::nullopt;
     }
-    detail::count(counter::lock_acquired, got.size());
-    std::vector<lease> out;
-    std::vector<lost_lease> gone;
-    std::vector<std::shared_ptr<held_lock>> hs;
-    {
-      std::lock_guard l(c.mu);
-      for (auto& [s, fence] : got) {
-        auto& slot = c.held[detail::holder_key(name, s)];
-        if (slot && !slot->lost && session_core::mark_lost(*slot, "the permit's row was gone at a new grant"))
-          gone.push_back({slot->name, slot->fence, slot->lost_reason});
-        slot = std::make_shared<held_lock>();
-        slot->name = name;
-        slot->mode = lock_mode::permit;
-        slot->slot = s;
-        slot->fence = fence;
-        slot->marker_epoch = epoch;
-        slot->local_holds = 1;
-        slot->thread = std::this_thread::get_id();
-        slot->granted_at = t0;
-        slot->deadline = t0 + c.opts.ttl;
-        c.schedule(c.trusted_end(*slot));
-        hs.push_back(slot);
-      }
-    }
-    c.fire(gone);
-    for (auto& h : hs) out.push_back(session_core::make_lease(self, h, lock_mode::permit));
-    return permit_set(std::move(out));
+    return adopt_permits(self, name, got, t0, epoch);
   });
 }
 
