@@ -221,14 +221,12 @@ migrate_result run(detail::backend& b, std::vector<migration_file> files, const 
 }  // namespace
 
 migrate_result database::migrate(const migrate_options& opts) {
-  if (opts.lock_tables == lock_table_mode::unlogged && kind() != dialect::postgresql)
+  const auto& ops = detail::migrations_for(kind());
+  if (opts.lock_tables == lock_table_mode::unlogged && !ops.unlogged_lock_tables())
     throw invalid_argument(std::string("unlogged lock tables exist only on PostgreSQL, not on ") + to_string(kind()) +
                            " (" + describe() + ")");
   std::function<void()> after;
-  if (opts.lock_tables != lock_table_mode::keep) {
-    const auto& ops = detail::migrations_for(kind());
-    after = [&] { ops.set_lock_tables(*impl_->b, opts.lock_tables); };
-  }
+  if (opts.lock_tables != lock_table_mode::keep) after = [&] { ops.set_lock_tables(*impl_->b, opts.lock_tables); };
   auto res = run(*impl_->b, embedded_migrations(kind()), "dblock", opts, after);
   // After the schema work: a refusal must not leave a half-migrated schema behind, and a
   // deploy learns of the risk where it is looked at.

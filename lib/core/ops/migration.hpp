@@ -41,9 +41,11 @@ class migration_ops {
   virtual void release_lease(backend& b, std::string_view owner) const = 0;
   [[nodiscard]] virtual bool history_present(backend& b) const = 0;
   [[nodiscard]] virtual std::vector<migration_info> applied(backend& b, const std::string& scope) const = 0;
-  // Switches the lock tables to `mode` (never keep), under the migration lock. Only
-  // PostgreSQL has unlogged tables (database::migrate refuses the mode elsewhere first);
-  // elsewhere the tables are always logged and this does nothing.
+  // Whether the lock tables can be unlogged (PostgreSQL). database::migrate refuses
+  // lock_table_mode::unlogged where not, before anything is sent.
+  [[nodiscard]] virtual bool unlogged_lock_tables() const noexcept { return false; }
+  // Switches the lock tables to `mode` (never keep), under the migration lock. Where the
+  // tables cannot be unlogged they are always logged and this does nothing.
   virtual void set_lock_tables(backend& /*b*/, lock_table_mode /*mode*/) const {}
 };
 

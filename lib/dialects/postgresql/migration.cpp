@@ -21,6 +21,7 @@ class pg_migrations_impl final : public session_locked_migrations {
       if (!sleep_before(bo, deadline)) return false;
     }
   }
+  bool unlogged_lock_tables() const noexcept override { return true; }
   // sql/postgresql/lock_tables_{logged,unlogged}.sql, one statement at a time (in the
   // migration's transaction when behind a pooler, else each autocommitted: every statement
   // is idempotent, so a run cut short is completed by the next).
