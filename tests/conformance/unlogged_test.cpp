@@ -2,8 +2,13 @@
 // tables"): migrate_options::lock_tables switches PostgreSQL's three lock tables between
 // logged and unlogged; other databases refuse unlogged and stay unchanged. Each test works
 // on a database of its own (fresh_database), so the shared test database keeps its logged
-// tables. The crash test restarts the server: "ServerRestart" in its name runs it alone.
+// tables. The crash tests restart the server (or all its processes): "ServerRestart" in
+// their names runs them alone.
+#include <signal.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "conformance/fixture.hpp"
@@ -153,6 +158,50 @@ TEST_P(UnloggedConformance, ACrashServerRestartFreesEveryLockAndFencesKeepIncrea
   EXPECT_EQ(lost.load(), 1) << "the holder learns at its next renewal";
   EXPECT_FALSE(held->is_held());
   got->release();
+}
+
+// A crash of one server process (SIGKILL of a backend) makes PostgreSQL end every process
+// and empty every unlogged table, sequence included, without restarting the postmaster:
+// pg_postmaster_start_time() stays the same. The next fence must still be above every
+// fence before the crash (the reset is told by dblock_fence_epoch_live, not the start time).
+TEST_P(UnloggedConformance, ABackendCrashServerRestartKeepsFencesIncreasing) {
+  if (kind() != dialect::postgresql) GTEST_SKIP() << "unlogged tables exist only on PostgreSQL";
+  const auto url = fresh_database();
+  std::int64_t before = 0, started = 0;
+  const auto name = unique_name("backend_crash");
+  {
+    auto db = dblock::open(url);
+    (void)db.migrate(with(lock_table_mode::unlogged));
+    session s(db, quick());
+    for (int i = 0; i < 5; ++i) before = std::max(before, grant_once(s, name));
+    ASSERT_GT(before, 0);
+    started = query_int(db, "SELECT CAST(extract(epoch FROM pg_postmaster_start_time()) * 1000000 AS bigint)");
+    const auto pid = query_int(db, "SELECT pg_backend_pid()");
+    if (::kill(static_cast<pid_t>(pid), SIGKILL) != 0) {
+      const int err = errno;
+      if (std::getenv("DBLOCK_TEST_REQUIRE_ALL")) FAIL() << "cannot signal the server process: " << std::strerror(err);
+      GTEST_SKIP() << "cannot signal the server process " << pid << ": " << std::strerror(err);
+    }
+  }
+  std::optional<std::int64_t> after;
+  std::int64_t started_after = 0;
+  for (int i = 0; i < 100 && !after; ++i) {  // the server re-initialises for a moment
+    try {
+      auto db = dblock::open(url);
+      session s(db, quick());
+      const auto f = grant_once(s, name);
+      if (f > 0) after = f;
+      started_after =
+          query_int(db, "SELECT CAST(extract(epoch FROM pg_postmaster_start_time()) * 1000000 AS bigint)");
+    } catch (const error& e) {
+      if (!e.retryable()) throw;
+    }
+    if (!after) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(after) << "no grant after the crash";
+  EXPECT_EQ(started_after, started) << "the postmaster did not restart: only its processes did";
+  EXPECT_GT(*after, before);
+  EXPECT_GT(*after / fence_epoch_unit, before / fence_epoch_unit) << "the reset raised the epoch";
 }
 
 DBLOCK_CONFORMANCE_SUITE(UnloggedConformance);
