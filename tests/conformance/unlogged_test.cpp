@@ -30,6 +30,12 @@ class UnloggedConformance : public conformance {
                      "SELECT count(*) FROM pg_class WHERE relname IN ('dblock_locks', 'dblock_lock_waiters', "
                      "'dblock_lock_holders') AND relpersistence = 'u' AND pg_table_is_visible(oid)");
   }
+  // dblock_locks' CHECK constraints: 3 on logged tables, none on unlogged ones.
+  static std::int64_t lock_checks(database& db) {
+    return query_int(db,
+                     "SELECT count(*) FROM pg_constraint WHERE conrelid = CAST('dblock_locks' AS regclass) "
+                     "AND contype = 'c'");
+  }
   static migrate_options with(lock_table_mode m) {
     migrate_options mo;
     mo.lock_tables = m;
@@ -73,6 +79,7 @@ TEST_P(UnloggedConformance, SwitchesBothWaysAndFencesKeepIncreasing) {
   auto db = dblock::open(fresh_database());
   (void)db.migrate(with(lock_table_mode::keep));
   EXPECT_EQ(unlogged_tables(db), 0) << "a new schema is logged";
+  EXPECT_EQ(lock_checks(db), 3);
   const auto name = unique_name("unlogged");
   std::int64_t last = 0;
   {
@@ -82,6 +89,7 @@ TEST_P(UnloggedConformance, SwitchesBothWaysAndFencesKeepIncreasing) {
   }
   (void)db.migrate(with(lock_table_mode::unlogged));
   EXPECT_EQ(unlogged_tables(db), 3);
+  EXPECT_EQ(lock_checks(db), 0) << "unlogged: the grant's INSERT checks no constraint expression";
   {
     session s(db, quick());
     const auto f = grant_once(s, name);
@@ -100,8 +108,16 @@ TEST_P(UnloggedConformance, SwitchesBothWaysAndFencesKeepIncreasing) {
   }
   (void)db.migrate(with(lock_table_mode::unlogged));  // again: nothing changes
   EXPECT_EQ(unlogged_tables(db), 3);
+  EXPECT_EQ(lock_checks(db), 0);
   (void)db.migrate(with(lock_table_mode::logged));
   EXPECT_EQ(unlogged_tables(db), 0);
+  EXPECT_EQ(lock_checks(db), 3) << "logged again: the constraints are back";
+  EXPECT_THROW((void)query_int(db, "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at) "
+                                   "VALUES ('', 'o', 1, 1, now(), now()) RETURNING 1"),
+               error)
+      << "an empty name is refused again";
+  (void)db.migrate(with(lock_table_mode::logged));  // again: nothing changes
+  EXPECT_EQ(lock_checks(db), 3);
   {
     session s(db, quick());
     const auto f = grant_once(s, name);
