@@ -2,8 +2,13 @@
 // tables"): migrate_options::lock_tables switches PostgreSQL's three lock tables between
 // logged and unlogged; other databases refuse unlogged and stay unchanged. Each test works
 // on a database of its own (fresh_database), so the shared test database keeps its logged
-// tables. The crash test restarts the server: "ServerRestart" in its name runs it alone.
+// tables. The crash tests restart the server (or all its processes): "ServerRestart" in
+// their names runs them alone.
+#include <signal.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "conformance/fixture.hpp"
@@ -24,6 +29,12 @@ class UnloggedConformance : public conformance {
     return query_int(db,
                      "SELECT count(*) FROM pg_class WHERE relname IN ('dblock_locks', 'dblock_lock_waiters', "
                      "'dblock_lock_holders') AND relpersistence = 'u' AND pg_table_is_visible(oid)");
+  }
+  // dblock_locks' CHECK constraints: 3 on logged tables, none on unlogged ones.
+  static std::int64_t lock_checks(database& db) {
+    return query_int(db,
+                     "SELECT count(*) FROM pg_constraint WHERE conrelid = CAST('dblock_locks' AS regclass) "
+                     "AND contype = 'c'");
   }
   static migrate_options with(lock_table_mode m) {
     migrate_options mo;
@@ -68,6 +79,7 @@ TEST_P(UnloggedConformance, SwitchesBothWaysAndFencesKeepIncreasing) {
   auto db = dblock::open(fresh_database());
   (void)db.migrate(with(lock_table_mode::keep));
   EXPECT_EQ(unlogged_tables(db), 0) << "a new schema is logged";
+  EXPECT_EQ(lock_checks(db), 3);
   const auto name = unique_name("unlogged");
   std::int64_t last = 0;
   {
@@ -77,6 +89,7 @@ TEST_P(UnloggedConformance, SwitchesBothWaysAndFencesKeepIncreasing) {
   }
   (void)db.migrate(with(lock_table_mode::unlogged));
   EXPECT_EQ(unlogged_tables(db), 3);
+  EXPECT_EQ(lock_checks(db), 0) << "unlogged: the grant's INSERT checks no constraint expression";
   {
     session s(db, quick());
     const auto f = grant_once(s, name);
@@ -95,8 +108,16 @@ TEST_P(UnloggedConformance, SwitchesBothWaysAndFencesKeepIncreasing) {
   }
   (void)db.migrate(with(lock_table_mode::unlogged));  // again: nothing changes
   EXPECT_EQ(unlogged_tables(db), 3);
+  EXPECT_EQ(lock_checks(db), 0);
   (void)db.migrate(with(lock_table_mode::logged));
   EXPECT_EQ(unlogged_tables(db), 0);
+  EXPECT_EQ(lock_checks(db), 3) << "logged again: the constraints are back";
+  EXPECT_THROW((void)query_int(db, "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at) "
+                                   "VALUES ('', 'o', 1, 1, now(), now()) RETURNING 1"),
+               error)
+      << "an empty name is refused again";
+  (void)db.migrate(with(lock_table_mode::logged));  // again: nothing changes
+  EXPECT_EQ(lock_checks(db), 3);
   {
     session s(db, quick());
     const auto f = grant_once(s, name);
@@ -153,6 +174,50 @@ TEST_P(UnloggedConformance, ACrashServerRestartFreesEveryLockAndFencesKeepIncrea
   EXPECT_EQ(lost.load(), 1) << "the holder learns at its next renewal";
   EXPECT_FALSE(held->is_held());
   got->release();
+}
+
+// A crash of one server process (SIGKILL of a backend) makes PostgreSQL end every process
+// and empty every unlogged table, sequence included, without restarting the postmaster:
+// pg_postmaster_start_time() stays the same. The next fence must still be above every
+// fence before the crash (the reset is told by dblock_fence_epoch_live, not the start time).
+TEST_P(UnloggedConformance, ABackendCrashServerRestartKeepsFencesIncreasing) {
+  if (kind() != dialect::postgresql) GTEST_SKIP() << "unlogged tables exist only on PostgreSQL";
+  const auto url = fresh_database();
+  std::int64_t before = 0, started = 0;
+  const auto name = unique_name("backend_crash");
+  {
+    auto db = dblock::open(url);
+    (void)db.migrate(with(lock_table_mode::unlogged));
+    session s(db, quick());
+    for (int i = 0; i < 5; ++i) before = std::max(before, grant_once(s, name));
+    ASSERT_GT(before, 0);
+    started = query_int(db, "SELECT CAST(extract(epoch FROM pg_postmaster_start_time()) * 1000000 AS bigint)");
+    const auto pid = query_int(db, "SELECT pg_backend_pid()");
+    if (::kill(static_cast<pid_t>(pid), SIGKILL) != 0) {
+      const int err = errno;
+      if (std::getenv("DBLOCK_TEST_REQUIRE_ALL")) FAIL() << "cannot signal the server process: " << std::strerror(err);
+      GTEST_SKIP() << "cannot signal the server process " << pid << ": " << std::strerror(err);
+    }
+  }
+  std::optional<std::int64_t> after;
+  std::int64_t started_after = 0;
+  for (int i = 0; i < 100 && !after; ++i) {  // the server re-initialises for a moment
+    try {
+      auto db = dblock::open(url);
+      session s(db, quick());
+      const auto f = grant_once(s, name);
+      if (f > 0) after = f;
+      started_after =
+          query_int(db, "SELECT CAST(extract(epoch FROM pg_postmaster_start_time()) * 1000000 AS bigint)");
+    } catch (const error& e) {
+      if (!e.retryable()) throw;
+    }
+    if (!after) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(after) << "no grant after the crash";
+  EXPECT_EQ(started_after, started) << "the postmaster did not restart: only its processes did";
+  EXPECT_GT(*after, before);
+  EXPECT_GT(*after / fence_epoch_unit, before / fence_epoch_unit) << "the reset raised the epoch";
 }
 
 DBLOCK_CONFORMANCE_SUITE(UnloggedConformance);
