@@ -6,8 +6,8 @@
 // latest version, and a holder can only renew a row that has not expired; an
 // idempotency record only past its retention and never while an attempt's lease is live.
 // Each batch is one short autocommit statement (no long-held locks), paced so that live
-// traffic keeps its latency (duty_cycle below); on PostgreSQL its commit does not wait for
-// its WAL flush (async_commit below). Database outages
+// traffic keeps its latency (duty_cycle below); on PostgreSQL and SQLite its commit does not
+// wait for its WAL flush (async_commit below). Database outages
 // are reported through on_error and retried with backoff; stop() returns promptly.
 // The exact SQL is in sql/<dialect>/reap_*.sql.
 #pragma once
@@ -46,8 +46,9 @@ struct reaper_options {
   // Share of a pass spent in DELETE statements, in (0, 1]: the reaper rests between
   // batches for the rest (docs/operations.md, "Pacing"); 1 = no rest. Default: 0.75.
   double duty_cycle = 0.75;
-  // PostgreSQL: a batch's commit does not wait for its WAL flush (docs/operations.md,
-  // "Reaper"). Ignored elsewhere. Default: true.
+  // PostgreSQL: a batch's commit does not wait for its WAL flush; SQLite: the reaper's own
+  // connection commits without an fsync (docs/operations.md, "Reaper"). Either way a crash
+  // can only bring back rows that had expired. Ignored elsewhere. Default: true.
   bool async_commit = true;
   // Reap expired lock rows and expired wait-line tickets (past grace). Default: true.
   bool reap_locks = true;

@@ -76,7 +76,7 @@ void add_reap_commands(CLI::App& app, global_options& g, command_registry& reg) 
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1.0));
   sub->add_option("--async-commit", a->async_commit,
-                  "PostgreSQL: commit each batch without waiting for its WAL flush (true/false)")
+                  "PostgreSQL and SQLite: commit each batch without waiting for its WAL flush (true/false)")
       ->capture_default_str();
   sub->add_flag("--single-active", a->single_active, "Only one reaper across all processes (session lock)");
   reg.add(sub, [&g, a] { return run_reap(g, *a); });

@@ -30,6 +30,9 @@ struct reaper::state {
   bool stopping = false;
   std::thread thread;
   bool session_configured = false;
+  // Set by configure_session on a single-writer database: the reaper looks for the write
+  // lock itself, at most this long apart (reaper_ops::writer_poll); zero: the busy handler.
+  std::chrono::microseconds writer_poll{0};
   std::optional<session_lock> active;  // single_active: held across passes
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -47,10 +50,27 @@ struct reaper::state {
     // InnoDB can pick a batch's DELETE as the victim of a deadlock with a live acquire or
     // release near the expiry boundary (MySQL error 1213 mid-pass): run it again a few
     // times, then the pass fails.
-    const detail::result r = detail::retry_conflicts(*conn, [&] {
-      return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
-    });
-    return detail::reaper_for(conn->kind()).deleted(r);
+    const auto run = [&] {
+      return detail::reaper_for(conn->kind()).deleted(detail::retry_conflicts(*conn, [&] {
+        return async ? conn->exec_unless_in_transaction(async_name, name, args) : conn->exec(name, args);
+      }));
+    };
+    if (writer_poll.count() <= 0) return run();
+    // SQLite's write lock has no queue, and a writer committing back to back frees it only
+    // for microseconds between statements: look often (jittered, so as not to fall in step
+    // with a periodic writer) rather than sleep in the busy handler's longer steps, for as
+    // long as a connection's default busy timeout. stop() ends the wait: an empty batch.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::uniform_int_distribution<long long> look(writer_poll.count() / 5, writer_poll.count());
+    for (;;) {
+      try {
+        return run();
+      } catch (const lock_not_available&) {
+        if (stop_requested()) return 0;
+        if (std::chrono::steady_clock::now() >= deadline) throw;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(look(rng)));
+    }
   }
 
   bool is_active() {
@@ -69,7 +89,9 @@ struct reaper::state {
       return rep;
     }
     if (!session_configured && conn->can_reopen()) {
-      detail::reaper_for(conn->kind()).configure_session(*conn);
+      const auto& ops = detail::reaper_for(conn->kind());
+      ops.configure_session(*conn, opts.async_commit);
+      writer_poll = ops.writer_poll();
       session_configured = true;
     }
     if (opts.reap_locks) {

@@ -153,6 +153,56 @@ TEST_P(ReaperConformance, PacedPassesKeepThePassSemantics) {
   EXPECT_EQ(r.run_once().locks, 0u);
 }
 
+// A live client committing back to back (fresh names acquired and released with no pause)
+// and a pass over a backlog share the database: the pass deletes exactly the expired rows and
+// none of the live client's, and the live client keeps committing while the pass runs (on
+// SQLite the reaper looks for the one writer lock itself between the client's statements,
+// and rests after each batch so that the client gets it back).
+TEST_P(ReaperConformance, PassBehindABackToBackWriterDeletesOnlyExpiredRows) {
+  const auto url = fresh_database();
+  auto db = dblock::open(url);
+  db.migrate();
+  const std::string prefix = "behind";
+  insert_expired_locks(db, prefix, 5000);
+  std::atomic<bool> stop{false}, reaping{false};
+  std::atomic<int> writer_errors{0}, during{0};
+  std::thread writer([&] {
+    try {
+      auto wdb = dblock::open(url);
+      session s(wdb);
+      for (int i = 0; !stop; ++i) {
+        auto l = s.try_acquire("writer_" + std::to_string(i));
+        if (!l) throw std::runtime_error("a fresh name was refused");
+        l->release();
+        if (reaping) ++during;
+      }
+    } catch (const std::exception& e) {
+      ++writer_errors;
+      ADD_FAILURE() << e.what();
+    }
+  });
+  session holder(db);
+  auto kept = holder.try_acquire("behind_kept");
+  ASSERT_TRUE(kept);
+  reaper_options ro;
+  ro.grace = 0ms;
+  ro.batch_size = 250;
+  reaper r(dblock::open(url), ro);
+  reaping = true;
+  const auto rep = r.run_once();
+  reaping = false;
+  const int committed_during = during.load();
+  stop = true;
+  writer.join();
+  EXPECT_EQ(rep.locks, 5000u);
+  EXPECT_EQ(count_prefix(db, prefix), 0);
+  EXPECT_EQ(writer_errors.load(), 0);
+  EXPECT_GT(committed_during, 0) << "the live client made no progress while the reaper ran";
+  EXPECT_TRUE(kept->is_held());
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {std::string("behind_kept")}), 1);
+  EXPECT_NO_THROW(kept->release());
+}
+
 // async_commit (the default): on PostgreSQL each batch sets synchronous_commit = off for
 // its own implicit transaction only. Observed on an attached libpqxx connection, which the
 // reaper then uses itself: the setting is unchanged after a pass, and a pass run inside the

@@ -54,7 +54,7 @@ class session_locked_migrations : public migration_ops {
 class counted_reaper : public reaper_ops {
  public:
   std::uint64_t deleted(const result& r) const override;
-  void configure_session(backend&) const override {}
+  void configure_session(backend&, bool) const override {}
   void bound_pacing(reap_pacing&) const noexcept override {}
 };
 

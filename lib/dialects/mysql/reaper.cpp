@@ -6,7 +6,7 @@ namespace dblock::detail {
 
 namespace {
 class mysql_reaper_impl final : public counted_reaper {
-  void configure_session(backend& b) const override { b.exec("reaper_session"); }
+  void configure_session(backend& b, bool) const override { b.exec("reaper_session"); }
 };
 }  // namespace
 
