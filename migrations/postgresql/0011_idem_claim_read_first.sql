@@ -1,19 +1,17 @@
--- dblock schema 0011 (PostgreSQL): the idempotency claim reads before it writes.
+-- dblock schema 0011 (PostgreSQL): the idempotency claim's INSERT skips a key that exists.
 -- dblock_idem_claim (migration 0003, called by sql/postgresql/idem_claim.sql) keeps its
--- signature, its columns and its decisions; only the order of its steps changes:
---   read   - the record is read first (no row locked, nothing written). A record that is
---            live and not open to a takeover (a replay, a mismatch, an attempt in progress
---            with a live lease) is reported at once: one index lookup, no INSERT.
---   insert - only when no record was read - the key is inserted as attempt 1 (ON CONFLICT DO
---            NOTHING: a concurrent, uncommitted insert of the same key makes this wait for
---            that transaction's end, so a duplicate of a run_once() waits for its commit or
---            rollback); on a conflict the record is read again, with a fresh snapshot.
---   update - a record past its retention, or in progress with the same fingerprint and a
---            lapsed (or no) lease, is taken over under the row lock, as before.
--- Why: an INSERT ... ON CONFLICT DO NOTHING that meets an existing key still sets up the
--- insert (arbiter index, three index opens, the conflict check): about three times the server
--- time of the read that answers a replay. A new key pays one index lookup that finds nothing
--- before its INSERT.
+-- signature, its columns, its order of steps and its decisions; only its first statement
+-- changes, from INSERT ... VALUES ... ON CONFLICT DO NOTHING to
+--   INSERT ... SELECT ... WHERE NOT EXISTS (the key's record) ON CONFLICT DO NOTHING
+-- Why: an INSERT that meets an existing key goes through ON CONFLICT's arbiter check, which
+-- costs about three times a primary-key read; with the NOT EXISTS the INSERT has no row to
+-- insert when the record is visible (a replay, a mismatch, an attempt in progress, a
+-- takeover), and the conflict check runs only for a key that is new or whose record is not
+-- yet visible. For a new key the NOT EXISTS is one index lookup inside the INSERT's own
+-- plan, no statement of its own. ON CONFLICT DO NOTHING stays: a concurrent, uncommitted
+-- insert of the same key (invisible to the NOT EXISTS) still makes the INSERT wait for that
+-- transaction's end, so a duplicate of a run_once() waits for its commit or rollback, and
+-- then reads the record.
 -- Each statement of the function runs with a fresh snapshot (READ COMMITTED, VOLATILE). The
 -- body avoids EXCEPTION blocks and colons outside string literals (see migration 0003).
 
@@ -27,31 +25,28 @@ LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
   r record;
 BEGIN
+  INSERT INTO dblock_idempotency
+    (scope, idem_key, fingerprint, status, owner, attempt, lease_expires_at, recovery_point,
+     response_code, response_body, created_at, updated_at, expires_at)
+  SELECT p_scope, p_key, p_fp, 'in_progress', p_owner, 1,
+         now() + p_lease_ms * interval '1 millisecond', NULL, NULL, NULL, now(), now(),
+         now() + p_retention_ms * interval '1 millisecond'
+   WHERE NOT EXISTS (SELECT 1 FROM dblock_idempotency e WHERE e.scope = p_scope AND e.idem_key = p_key)
+  ON CONFLICT (scope, idem_key) DO NOTHING;
+  IF FOUND THEN
+    outcome = 'started';
+    status = 'in_progress';
+    attempt = 1;
+    retry_after_ms = 0;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+
   SELECT i.fingerprint, i.status, i.attempt, i.recovery_point, i.response_code, i.response_body,
          i.lease_expires_at, i.expires_at
     INTO r FROM dblock_idempotency i WHERE i.scope = p_scope AND i.idem_key = p_key;
   IF NOT FOUND THEN
-    INSERT INTO dblock_idempotency
-      (scope, idem_key, fingerprint, status, owner, attempt, lease_expires_at, recovery_point,
-       response_code, response_body, created_at, updated_at, expires_at)
-    VALUES (p_scope, p_key, p_fp, 'in_progress', p_owner, 1,
-            now() + p_lease_ms * interval '1 millisecond', NULL, NULL, NULL, now(), now(),
-            now() + p_retention_ms * interval '1 millisecond')
-    ON CONFLICT (scope, idem_key) DO NOTHING;
-    IF FOUND THEN
-      outcome = 'started';
-      status = 'in_progress';
-      attempt = 1;
-      retry_after_ms = 0;
-      RETURN NEXT;
-      RETURN;
-    END IF;
-    SELECT i.fingerprint, i.status, i.attempt, i.recovery_point, i.response_code, i.response_body,
-           i.lease_expires_at, i.expires_at
-      INTO r FROM dblock_idempotency i WHERE i.scope = p_scope AND i.idem_key = p_key;
-    IF NOT FOUND THEN
-      RETURN;
-    END IF;
+    RETURN;  -- the conflicting row is not visible yet (or gone again) - the caller runs it again
   END IF;
   IF r.expires_at <= now()
      OR (r.status = 'in_progress' AND r.fingerprint = p_fp

@@ -4,12 +4,12 @@
 --
 -- One statement: the PL/pgSQL function dblock_idem_claim (migrations 0003 and
 -- 0011_idem_claim_read_first.sql) does only what the case needs, in this order
---   read   - the record is read (no row locked, nothing written). A replay, a mismatch and an
---            attempt in progress with a live lease are answered by this read alone.
---   insert - only when there is no record - the key is inserted as attempt 1 (a concurrent,
---            uncommitted insert of the same key makes this wait for that transaction, so a
---            duplicate of a run_once() waits for its commit or rollback). A new key runs this
---            read, which finds nothing, and this INSERT. On a conflict the row is read again.
+--   insert - a new key is inserted as attempt 1: INSERT ... SELECT ... WHERE NOT EXISTS (the
+--            key's record) ON CONFLICT DO NOTHING. A visible record leaves it nothing to insert
+--            (no conflict check); a concurrent, uncommitted insert of the same key makes it
+--            wait for that transaction, so a duplicate of a run_once() waits for its commit or
+--            rollback. A new key runs this INSERT and nothing else.
+--   read   - otherwise the row is read (no row locked, nothing written).
 --   update - only if it may be taken over - a record past its retention (treated as absent)
 --            starts over as attempt 1, and an in_progress record with the SAME fingerprint
 --            whose lease has run out (or that a retryable failure reopened, lease NULL) is
