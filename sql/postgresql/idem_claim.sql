@@ -2,14 +2,12 @@
 -- $1 scope, $2 key, $3 fingerprint (SHA-256, lower-case hex), $4 owner token of the new
 -- attempt, $5 lease in ms, $6 retention in ms.
 --
--- One statement: the PL/pgSQL function dblock_idem_claim (migrations 0003 and
--- 0011_idem_claim_read_first.sql) does only what the case needs, in this order
---   insert - a new key is inserted as attempt 1: INSERT ... SELECT ... WHERE NOT EXISTS (the
---            key's record) ON CONFLICT DO NOTHING. A visible record leaves it nothing to insert
---            (no conflict check); a concurrent, uncommitted insert of the same key makes it
---            wait for that transaction, so a duplicate of a run_once() waits for its commit or
---            rollback. A new key runs this INSERT and nothing else.
---   read   - otherwise the row is read (no row locked, nothing written).
+-- One statement: the PL/pgSQL function dblock_idem_claim (migration
+-- 0003_acquire_claim_functions.sql) does only what the case needs, in this order
+--   insert - a new key is inserted as attempt 1 (a concurrent, uncommitted insert of the same
+--            key makes this wait for that transaction, so a duplicate of a run_once() waits
+--            for its commit or rollback). A new key runs this INSERT and nothing else.
+--   read   - on a conflict the row is read (no row locked, nothing written).
 --   update - only if it may be taken over - a record past its retention (treated as absent)
 --            starts over as attempt 1, and an in_progress record with the SAME fingerprint
 --            whose lease has run out (or that a retryable failure reopened, lease NULL) is
