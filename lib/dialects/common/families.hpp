@@ -83,7 +83,7 @@ class idempotency_rows : public idempotency_ops {
   idempotency_record record(const std::vector<cell>& row, bool with_body) const override;
 };
 
-// MariaDB and MySQL 8.0: the claim is SELECT dblock_idem_claim(...) (migration 0011), one text
+// MySQL 8.0: the claim is SELECT dblock_idem_claim(...) (migration 0011), one text
 // "outcome status attempt code retry_after_ms body recovery_point" (code '-' or a number;
 // body '-' or 'x' + hex; recovery point last, '-' or '+' + text), read here into the columns
 // above.
