@@ -250,6 +250,15 @@ TEST(Split, MySQLStoredRoutinesWithBeginEnd) {
   const std::string pg = "CREATE FUNCTION h() RETURNS int AS $$ BEGIN RETURN 1; END $$ LANGUAGE plpgsql";
   const std::string pg_sql = "CREATE FUNCTION k() RETURNS int AS 'SELECT 1' LANGUAGE sql";
   EXPECT_EQ(split_statements(pg + ";\n" + pg_sql + ";\nSELECT 2;"), (std::vector<std::string>{pg, pg_sql, "SELECT 2"}));
+  // MySQL 8.0 migration 0011: one DROP / CREATE pair, the function whole.
+  {
+    const char* text = find_embedded("migrations/mysql8/0011_idem_claim_read_first.sql");
+    ASSERT_NE(text, nullptr);
+    auto st = split_statements(text);
+    ASSERT_EQ(st.size(), 2u);
+    EXPECT_TRUE(st[1].starts_with("CREATE FUNCTION dblock_idem_claim")) << st[1];
+    EXPECT_TRUE(st[1].ends_with("END")) << st[1];
+  }
   // MariaDB and MySQL 8.0 migration 0010: three DROP / CREATE pairs.
   for (const char* path : {"migrations/mysql/0010_holders_one_statement.sql", "migrations/mysql8/0010_holders_one_statement.sql"}) {
     const char* text = find_embedded(path);

@@ -1,9 +1,11 @@
 // tests/unit/idempotency_unit_test.cpp — the database-free parts of the idempotency store:
 // fingerprints (SHA-256, canonical field encoding), key/scope/recovery-point validation,
-// fingerprint normalization, hex coding of bodies and UTC formatting.
+// fingerprint normalization, hex coding of bodies, UTC formatting, and the reading of
+// MySQL 8.0's one-text claim answer.
 #include <gtest/gtest.h>
 
 #include "core/idempotency_detail.hpp"
+#include "core/ops/idempotency.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/idempotency.hpp"
 
@@ -126,6 +128,63 @@ TEST(IdempotencyNames, OutcomesAndStatusesHaveStableNames) {
   EXPECT_STREQ(to_string(idempotency_outcome::mismatch), "mismatch");
   EXPECT_STREQ(to_string(idempotency_status::completed), "completed");
   EXPECT_STREQ(to_string(finish_status::not_owner), "not_owner");
+}
+
+}  // namespace
+}  // namespace dblock
+
+// MySQL 8.0's claim answers one text (migration 0011's stored function); it reads into the
+// same claim row as every other dialect's columns.
+namespace dblock {
+namespace {
+
+namespace claim_text {
+detail::result text_row(std::optional<std::string> text) {
+  detail::result r;
+  r.rows.push_back({std::move(text)});
+  return r;
+}
+}  // namespace claim_text
+
+TEST(IdempotencyClaimText, ReadsEveryOutcome) {
+  const auto& ops = detail::idempotency_for(dialect::mysql8);
+  using claim_text::text_row;
+  auto started = ops.claim(text_row("started in_progress 3 - 0 - +charged ch_1  twice"));
+  ASSERT_TRUE(started);
+  EXPECT_EQ(started->outcome, idempotency_outcome::started);
+  EXPECT_EQ(started->attempt, 3);
+  EXPECT_EQ(started->recovery_point, std::optional<std::string>("charged ch_1  twice"));  // spaces kept
+  EXPECT_FALSE(started->code);
+  EXPECT_FALSE(started->body_hex);
+
+  auto replay = ops.claim(text_row("replay failed 1 502 0 x00FF -"));
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->outcome, idempotency_outcome::replay);
+  EXPECT_TRUE(replay->failed);
+  EXPECT_EQ(replay->code, std::optional<int>(502));
+  EXPECT_EQ(replay->body_hex, std::optional<std::string>("00FF"));
+  EXPECT_FALSE(replay->recovery_point);
+
+  auto empty_body = ops.claim(text_row("replay completed 2 204 0 x +p"));
+  ASSERT_TRUE(empty_body);
+  EXPECT_EQ(empty_body->body_hex, std::optional<std::string>(""));  // an empty body, not none
+  EXPECT_EQ(empty_body->recovery_point, std::optional<std::string>("p"));
+
+  auto busy = ops.claim(text_row("in_progress in_progress 1 - 29750 - -"));
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->outcome, idempotency_outcome::in_progress);
+  EXPECT_EQ(busy->retry_after_ms, 29750);
+
+  auto other = ops.claim(text_row("mismatch completed 1 - 0 - -"));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->outcome, idempotency_outcome::mismatch);
+  EXPECT_FALSE(other->body_hex);  // a mismatch never carries the stored body
+
+  EXPECT_FALSE(ops.claim(detail::result{}));  // no row: the caller claims again
+  EXPECT_FALSE(ops.claim(text_row(std::nullopt)));
+  EXPECT_THROW((void)ops.claim(text_row("replay completed 1")), internal_error);
+  EXPECT_THROW((void)ops.claim(text_row("replay completed 1 200 0 7B -")), internal_error);
+  EXPECT_THROW((void)ops.claim(text_row("done completed 1 200 0 x7B -")), internal_error);
 }
 
 }  // namespace

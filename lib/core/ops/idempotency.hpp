@@ -30,8 +30,8 @@ class idempotency_ops {
  public:
   virtual ~idempotency_ops() = default;
   // Sends the claim (sql/<dialect>/idem_claim.sql; $1 scope, $2 key, $3 fingerprint, $4 owner,
-  // $5 lease ms, $6 retention ms) and returns what answers it: one statement where the
-  // dialect returns rows from its upsert, else the upsert and a read on the same connection.
+  // $5 lease ms, $6 retention ms) and returns what answers it: one statement on every dialect
+  // (an override could pair an upsert with a read on the same connection).
   [[nodiscard]] virtual result run_claim(backend& b, const std::vector<value>& params) const {
     return b.exec("idem_claim", params);
   }

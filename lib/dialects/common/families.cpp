@@ -145,6 +145,28 @@ std::optional<claim_row> idempotency_rows::claim(const result& r) const {
   return c;
 }
 
+std::optional<claim_row> idempotency_claim_text::claim(const result& r) const {
+  if (r.rows.empty() || r.rows.front().empty() || !r.rows.front()[0]) return std::nullopt;
+  const std::string& text = *r.rows.front()[0];
+  // Six space-separated fields, then the recovery point (which may hold spaces) to the end.
+  std::vector<std::string> f;
+  std::size_t pos = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto sp = text.find(' ', pos);
+    if (sp == std::string::npos) throw internal_error("idem_claim returned '" + idem::printable(text) + "'");
+    f.push_back(text.substr(pos, sp - pos));
+    pos = sp + 1;
+  }
+  const std::string rp = text.substr(pos);
+  auto dash_is_null = [](const std::string& v) { return v == "-" ? cell() : cell(v); };
+  if ((f[5] != "-" && !f[5].starts_with("x")) || (rp != "-" && !rp.starts_with("+")))
+    throw internal_error("idem_claim returned '" + idem::printable(text) + "'");
+  result cols;
+  cols.rows.push_back({cell(f[0]), cell(f[1]), cell(f[2]), rp == "-" ? cell() : cell(rp.substr(1)),
+                       dash_is_null(f[3]), f[5] == "-" ? cell() : cell(f[5].substr(1)), cell(f[4])});
+  return idempotency_rows::claim(cols);
+}
+
 idempotency_record idempotency_rows::record(const std::vector<cell>& row, bool with_body) const {
   if (row.size() < (with_body ? 16u : 15u)) throw internal_error("idempotency record row is too short");
   idempotency_record r;

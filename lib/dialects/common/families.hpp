@@ -83,6 +83,15 @@ class idempotency_rows : public idempotency_ops {
   idempotency_record record(const std::vector<cell>& row, bool with_body) const override;
 };
 
+// MySQL 8.0: the claim is SELECT dblock_idem_claim(...) (migration 0011), one text
+// "outcome status attempt code retry_after_ms body recovery_point" (code '-' or a number;
+// body '-' or 'x' + hex; recovery point last, '-' or '+' + text), read here into the columns
+// above.
+class idempotency_claim_text : public idempotency_rows {
+ public:
+  std::optional<claim_row> claim(const result& r) const override;
+};
+
 // The lease-table statements MariaDB and MySQL 8.0 share (sql/mysql*/lock_state.sql,
 // lock_probe.sql, lock_release.sql, lock_decrement.sql, lock_renew.sql, lock_line_renew.sql,
 // lock_owned.sql): a refusal names the holder, the grant does not consume a ticket, a release
