@@ -198,8 +198,10 @@ const statement& get_statement(dialect d, placeholder_style style, std::string_v
   static std::mutex mu;
   static std::map<std::tuple<int, int, std::string>, statement, std::less<>> cache;
   std::lock_guard lock(mu);
+  // Looked up without building a key string: every statement dblock runs comes through here.
+  if (auto it = cache.find(std::make_tuple(static_cast<int>(d), static_cast<int>(style), name)); it != cache.end())
+    return it->second;
   auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(style), std::string(name));
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
   std::string path = "sql/" + std::string(dialect_dir(d)) + "/" + std::string(name) + ".sql";
   const char* text = find_embedded(path);
   if (!text) throw internal_error("no embedded statement " + path);

@@ -332,10 +332,9 @@ class soci_driver final : public driver {
     try {
       sqlite_api::sqlite3_stmt* s = cache.get(st.text);
       try {
-        if (sqlite_api::sqlite3_bind_parameter_count(s) != static_cast<int>(n))
-          throw internal_error("statement " + st.name + " has " +
-                               std::to_string(sqlite_api::sqlite3_bind_parameter_count(s)) +
-                               " placeholders, expected " + std::to_string(n));
+        if (const int have = sqlite_api::sqlite3_bind_parameter_count(s); have != static_cast<int>(n))
+          throw internal_error("statement " + st.name + " has " + std::to_string(have) + " placeholders, expected " +
+                               std::to_string(n));
         for (std::size_t k = 0; k < n; ++k) {
           const value& v = params[static_cast<std::size_t>(st.order[k])];
           const int pos = static_cast<int>(k) + 1;
@@ -358,8 +357,17 @@ class soci_driver final : public driver {
           std::vector<cell> cells;
           cells.reserve(static_cast<std::size_t>(cols));
           for (int i = 0; i < cols; ++i) {
-            if (sqlite_api::sqlite3_column_type(s, i) == SQLITE_NULL) {
+            const int type = sqlite_api::sqlite3_column_type(s, i);
+            if (type == SQLITE_NULL) {
               cells.emplace_back(std::nullopt);
+              continue;
+            }
+            if (type == SQLITE_INTEGER) {
+              // The same decimal text SQLite would make, without its conversion: that one
+              // allocates (under SQLite's memory mutex) and takes two more API calls.
+              char buf[24];
+              const auto end = std::to_chars(buf, buf + sizeof buf, sqlite_api::sqlite3_column_int64(s, i)).ptr;
+              cells.emplace_back(std::in_place, buf, end);
               continue;
             }
             const auto* t = sqlite_api::sqlite3_column_text(s, i);  // before _bytes, as SQLite asks
