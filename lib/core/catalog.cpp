@@ -2,6 +2,7 @@
 // splitting (see catalog.hpp). One small scanner serves both: it knows quotes,
 // comments and PostgreSQL dollar quotes, so a ';' or '$1' inside them is left alone.
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <mutex>
 #include <unordered_map>
@@ -205,6 +206,7 @@ struct name_hash {
 
 // One dialect directory's statements in one placeholder style, built once.
 struct statement_set {
+  std::atomic<bool> ready{false};  // checked first: std::call_once costs a TLS set-up per call
   std::once_flag built;
   std::unordered_map<std::string, statement, name_hash, std::equal_to<>> by_name;
 };
@@ -222,7 +224,7 @@ const statement& get_statement(dialect d, placeholder_style style, std::string_v
   if (di >= dialect_count || si >= style_count) throw internal_error("get_statement: unknown dialect or style");
   const std::string_view dir = dialect_dir(d);
   statement_set* set = &sets[di][si];
-  std::call_once(set->built, [&] {
+  if (!set->ready.load(std::memory_order_acquire)) std::call_once(set->built, [&] {
     const std::string prefix = "sql/" + std::string(dir) + "/";
     for (std::size_t i = 0; i < embedded_file_count; ++i) {
       std::string_view path = embedded_files[i].path;
@@ -233,6 +235,7 @@ const statement& get_statement(dialect d, placeholder_style style, std::string_v
       st.id = static_cast<std::uint32_t>(i * style_count + si + 1);  // unique, at most catalog_size()
       set->by_name.emplace(std::string(stem), std::move(st));
     }
+    set->ready.store(true, std::memory_order_release);
   });
   if (auto it = set->by_name.find(name); it != set->by_name.end()) return it->second;
   throw internal_error("no embedded statement sql/" + std::string(dir) + "/" + std::string(name) + ".sql");

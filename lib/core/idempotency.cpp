@@ -201,7 +201,7 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
                                     const std::string& fp, std::string& owner, const idempotency_options& o) {
   const auto& ops = detail::idempotency_for(b.kind());
   std::optional<claim_row> row;
-  if (ops.peeks_before_claim()) row = ops.claim(b.exec("idem_peek", {scope, key, fp}));
+  if (ops.peeks_before_claim()) row = ops.peek(b.exec("idem_peek", {scope, key, fp}));
   if (!row) {
     if (owner.empty()) owner = detail::random_hex(16);
     std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
