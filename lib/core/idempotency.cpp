@@ -114,9 +114,9 @@ std::string format_utc_ms(std::int64_t ms) {
     frac += 1000;
     --secs;
   }
-  // Every refused try formats its holder's expiry: civil date arithmetic (H. Hinnant's
-  // civil_from_days) instead of gmtime_r + snprintf, which cost more than the rest of a
-  // refused try's client side (gmtime_r takes glibc's time-zone lock).
+  // Every refused try formats its holder's expiry, so civil-date arithmetic (H. Hinnant's
+  // civil_from_days): gmtime_r + snprintf cost more than the rest of a refused try's client
+  // side, and gmtime_r takes glibc's time-zone lock.
   std::int64_t days = secs / 86400, sod = secs % 86400;
   if (sod < 0) {
     sod += 86400;
