@@ -1,10 +1,11 @@
 // lib/core/catalog.cpp — embedded SQL lookup, placeholder rewriting and script
 // splitting (see catalog.hpp). One small scanner serves both: it knows quotes,
 // comments and PostgreSQL dollar quotes, so a ';' or '$1' inside them is left alone.
+#include <array>
+#include <atomic>
 #include <cctype>
-#include <map>
 #include <mutex>
-#include <tuple>
+#include <unordered_map>
 
 #include "core/catalog.hpp"
 #include "core/dialect.hpp"
@@ -194,16 +195,50 @@ std::vector<std::string> split_statements(std::string_view script) {
   return out;
 }
 
+namespace {
+
+constexpr std::size_t style_count = 3;
+
+struct name_hash {
+  using is_transparent = void;  // looked up by string_view, without a std::string
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+// One dialect directory's statements in one placeholder style, built once.
+struct statement_set {
+  std::atomic<bool> ready{false};  // checked first: std::call_once costs a TLS set-up per call
+  std::once_flag built;
+  std::unordered_map<std::string, statement, name_hash, std::equal_to<>> by_name;
+};
+
+}  // namespace
+
+std::uint32_t catalog_size() noexcept { return static_cast<std::uint32_t>(embedded_file_count * style_count); }
+
 const statement& get_statement(dialect d, placeholder_style style, std::string_view name) {
-  static std::mutex mu;
-  static std::map<std::tuple<int, int, std::string>, statement, std::less<>> cache;
-  std::lock_guard lock(mu);
-  auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(style), std::string(name));
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  std::string path = "sql/" + std::string(dialect_dir(d)) + "/" + std::string(name) + ".sql";
-  const char* text = find_embedded(path);
-  if (!text) throw internal_error("no embedded statement " + path);
-  return cache.emplace(key, rewrite_placeholders(name, text, style)).first->second;
+  // Every statement dblock runs is looked up here: after the first call for a dialect and
+  // style, a lookup takes no lock and builds no key (the sets never change once built).
+  constexpr std::size_t dialect_count = 4;  // dblock::dialect's values
+  static std::array<std::array<statement_set, style_count>, dialect_count> sets;
+  const auto di = static_cast<std::size_t>(d), si = static_cast<std::size_t>(style);
+  if (di >= dialect_count || si >= style_count) throw internal_error("get_statement: unknown dialect or style");
+  const std::string_view dir = dialect_dir(d);
+  statement_set* set = &sets[di][si];
+  if (!set->ready.load(std::memory_order_acquire)) std::call_once(set->built, [&] {
+    const std::string prefix = "sql/" + std::string(dir) + "/";
+    for (std::size_t i = 0; i < embedded_file_count; ++i) {
+      std::string_view path = embedded_files[i].path;
+      if (!path.starts_with(prefix) || !path.ends_with(".sql")) continue;
+      const auto stem = path.substr(prefix.size(), path.size() - prefix.size() - 4);
+      if (stem.find('/') != std::string_view::npos) continue;
+      statement st = rewrite_placeholders(stem, embedded_files[i].text, style);
+      st.id = static_cast<std::uint32_t>(i * style_count + si + 1);  // unique, at most catalog_size()
+      set->by_name.emplace(std::string(stem), std::move(st));
+    }
+    set->ready.store(true, std::memory_order_release);
+  });
+  if (auto it = set->by_name.find(name); it != set->by_name.end()) return it->second;
+  throw internal_error("no embedded statement sql/" + std::string(dir) + "/" + std::string(name) + ".sql");
 }
 
 statement render_statement(dialect d, placeholder_style style, std::string_view name,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,10 @@ struct statement {
   std::string text;
   std::vector<int> order;
   int param_count = 0;  // highest $n
+  // 1..catalog_size() for the catalog's statements (get_statement: one immutable object per
+  // file and style for the process's life), 0 for others (render_statement). A driver may
+  // key per-connection state by it instead of hashing the text.
+  std::uint32_t id = 0;
 };
 
 [[nodiscard]] std::string_view dialect_dir(dialect d) noexcept;
@@ -41,9 +46,12 @@ struct statement {
 // Embedded file text by relative path; nullptr when absent.
 [[nodiscard]] const char* find_embedded(std::string_view path) noexcept;
 
-// The statement sql/<dialect>/<name>.sql rewritten for `style`; cached, thread-safe.
+// The statement sql/<dialect>/<name>.sql rewritten for `style`; thread-safe. The first call
+// for a dialect and style rewrites all of its files; later calls only look the name up.
 // Throws internal_error when the file does not exist.
 [[nodiscard]] const statement& get_statement(dialect d, placeholder_style style, std::string_view name);
+// An upper bound of the ids of get_statement's statements (statement::id).
+[[nodiscard]] std::uint32_t catalog_size() noexcept;
 
 // A statement with identifier slots: sql/<dialect>/<name>.sql may contain {slot}
 // markers (e.g. {table}, {key}); each is replaced by the slot's identifier, validated

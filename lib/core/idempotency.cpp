@@ -114,13 +114,45 @@ std::string format_utc_ms(std::int64_t ms) {
     frac += 1000;
     --secs;
   }
-  const auto t = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(frac));
-  return buf;
+  // Every refused try formats its holder's expiry, so civil-date arithmetic (H. Hinnant's
+  // civil_from_days): gmtime_r + snprintf cost more than the rest of a refused try's client
+  // side, and gmtime_r takes glibc's time-zone lock.
+  std::int64_t days = secs / 86400, sod = secs % 86400;
+  if (sod < 0) {
+    sod += 86400;
+    --days;
+  }
+  const std::int64_t z = days + 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t doe = z - era * 146097;                                   // [0, 146096]
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               // [0, 365]
+  const std::int64_t mp = (5 * doy + 2) / 153;                                    // [0, 11]
+  const std::int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const std::int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const std::int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  if (year < 0 || year > 9999) {
+    // Outside four-digit years: the printf form (a sign, more digits), as before.
+    const auto t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(frac));
+    return buf;
+  }
+  char buf[] = "0000-00-00T00:00:00.000Z";
+  auto put = [&buf](std::size_t at, std::int64_t v, int width) {
+    for (int i = width - 1; i >= 0; --i, v /= 10) buf[at + static_cast<std::size_t>(i)] = static_cast<char>('0' + v % 10);
+  };
+  put(0, year, 4);
+  put(5, month, 2);
+  put(8, day, 2);
+  put(11, sod / 3600, 2);
+  put(14, sod / 60 % 60, 2);
+  put(17, sod % 60, 2);
+  put(20, frac, 3);
+  return std::string(buf, 24);
 }
 
 }  // namespace detail::idem
@@ -162,15 +194,20 @@ finish_status by_affected(const detail::result& r) {
 using detail::claim_row;
 
 // One claim statement. nullopt: no row (PostgreSQL: the conflicting row was committed after
-// the statement's snapshot; the caller runs it again).
+// the statement's snapshot; the caller runs it again). `owner` is the new attempt's token,
+// drawn here when first needed: a replay answered by the read before the claim (SQLite)
+// needs none, and RAND_bytes is the largest client-side cost of such a replay.
 std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope, const std::string& key,
-                                    const std::string& fp, const std::string& owner, const idempotency_options& o) {
-  std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
-                            static_cast<std::int64_t>(o.retention.count())};
+                                    const std::string& fp, std::string& owner, const idempotency_options& o) {
   const auto& ops = detail::idempotency_for(b.kind());
   std::optional<claim_row> row;
-  if (ops.peeks_before_claim()) row = ops.claim(b.exec("idem_peek", {scope, key, fp}));
-  if (!row) row = ops.claim(ops.run_claim(b, params));
+  if (ops.peeks_before_claim()) row = ops.peek(b.exec("idem_peek", {scope, key, fp}));
+  if (!row) {
+    if (owner.empty()) owner = detail::random_hex(16);
+    std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
+                              static_cast<std::int64_t>(o.retention.count())};
+    row = ops.claim(ops.run_claim(b, params));
+  }
   if (!row) return std::nullopt;
   const claim_row& c = *row;
   switch (c.outcome) {  // metrics: one event per claim statement
@@ -191,8 +228,9 @@ bool retryable_here(const error& e, detail::backend& b) {
   return e.kind() == error_kind::deadlock || e.kind() == error_kind::serialization;
 }
 
+// `owner`: empty, or the token drawn by an earlier try of this claim (see claim_once).
 claim_row claim(detail::backend& b, const std::string& scope, const std::string& key, const std::string& fp,
-                const std::string& owner, const idempotency_options& o) {
+                std::string& owner, const idempotency_options& o) {
   for (int i = 0;; ++i) {
     try {
       if (auto c = claim_once(b, scope, key, fp, owner, o)) return *c;
@@ -276,9 +314,10 @@ begin_result idempotency_store::begin(std::string_view scope, std::string_view k
   std::optional<detail::backoff> bo;  // made on the first wait only
 
   for (;;) {
-    // A fresh owner token per claim: a token is never reused, so "owner = mine" in the
-    // claim's result means exactly "this statement took the key".
-    const std::string owner = detail::random_hex(16);
+    // A fresh owner token per claim (drawn by claim_once when the claim statement runs): a
+    // token is never reused, so "owner = mine" in the claim's result means exactly "this
+    // statement took the key".
+    std::string owner;
     const claim_row c = claim(b, std::string(scope), std::string(key), fp, owner, opts_);
 
     begin_result r;
@@ -367,7 +406,7 @@ run_once_result idempotency_store::run_once(transaction_ref tx, std::string_view
   if (!b.raw().in_transaction())
     throw invalid_argument("idempotency run_once needs an open transaction (dblock::transact or dblock::within)");
 
-  const std::string owner = detail::random_hex(16);
+  std::string owner;  // drawn by claim_once when the claim statement runs
   const claim_row c = claim(b, std::string(scope), std::string(key), fp, owner, opts_);
   run_once_result r;
   r.outcome = c.outcome;

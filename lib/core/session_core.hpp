@@ -337,7 +337,8 @@ struct session_core final : link::job {
                                 std::int64_t bound, std::optional<lock_info>* refused) {
     const auto generation = detail::release_board::get().generation(name);  // before sending
     bool probe_first = false;
-    detail::grant_request req{name, owner, row_ttl_ms, opts.lock_delay.count(), holder, bound, false};
+    std::int64_t line_bound = bound;
+    bool likely_free = false;
     {
       std::lock_guard l(mu);
       if (auto it = held.find(name); it != held.end() && !it->second->lost) {
@@ -345,9 +346,9 @@ struct session_core final : link::job {
           detail::count(counter::lock_not_acquired);
           return std::nullopt;  // another thread of this session owns it
         }
-        req.line_bound = detail::ahead_of_every_waiter;  // a re-entry never queues
+        line_bound = detail::ahead_of_every_waiter;  // a re-entry never queues
       }
-      req.likely_free = freed.count(name) > 0;
+      likely_free = freed.count(name) > 0;
       if (auto it = busy.find(name); it != busy.end()) {
         probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
         if (!probe_first) busy.erase(it);
@@ -355,6 +356,15 @@ struct session_core final : link::job {
     }
     bool backed = false;  // the refusing holder keeps a marker: look again soon
     clock_type::duration look_again = detail::liveness::look_again_for(detail::liveness::window_of(0));
+    // The grant statement's request, built when it runs: a try the probe answers (a refused
+    // try of a name seen busy) copies no strings.
+    std::optional<detail::grant_request> req;
+    auto acquire = [&] {
+      if (!req) req.emplace(detail::grant_request{name, owner, row_ttl_ms, opts.lock_delay.count(), holder});
+      req->line_bound = line_bound;
+      req->likely_free = likely_free;
+      return detail::retry_conflicts(*db, [&] { return table->acquire(*db, *req); });
+    };
     // From here to the record in `held`, under the connection's mutex: no other thread of
     // this session changes the row's holds in between (a final release deciding on its
     // local count and then deleting could otherwise delete a hold re-entered meanwhile).
@@ -377,13 +387,13 @@ struct session_core final : link::job {
             r.state = std::move(m->row);
           }
         }
-        if (!r.state && !m && !backed) req.likely_free = true;
+        if (!r.state && !m && !backed) likely_free = true;
       } else if (probe_first) {
         r.state = table->probe(*db, name, owner);
-        if (!r.state) req.likely_free = true;  // no live holder: free (or expired, or ours)
+        if (!r.state) likely_free = true;  // no live holder: free (or expired, or ours)
       }
-      if (!r.state) r = detail::retry_conflicts(*db, [&] { return table->acquire(*db, req); });
-      if (r.granted && r.state && req.line_bound == detail::ahead_of_every_waiter) {
+      if (!r.state) r = acquire();
+      if (r.granted && r.state && line_bound == detail::ahead_of_every_waiter) {
         // A re-entry answered with another fence than the hold's: the hold's own grant is
         // gone (a failover lost it and brought back an older grant of this owner, with a
         // smaller fence). The hold is lost; where the dialect grants such a row afresh, ask
@@ -400,15 +410,15 @@ struct session_core final : link::job {
         fire(gone);
         if (!gone.empty() && r.state->fence < gone.front().fence &&
             detail::traits_of(db->kind()).fresh_grant_on_unheld_own_row) {
-          req.line_bound = detail::behind_every_waiter;
-          r = detail::retry_conflicts(*db, [&] { return table->acquire(*db, req); });
+          line_bound = detail::behind_every_waiter;
+          r = acquire();
         }
       }
       if (!r.granted) {
         detail::count(counter::lock_not_acquired);
         if (r.state) {
           note_busy(name, *r.state, generation, t0);
-        } else if (req.likely_free) {
+        } else if (likely_free) {
           std::lock_guard l(mu);
           freed.erase(name);  // not free after all: no second guess
         }

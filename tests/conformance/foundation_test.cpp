@@ -25,6 +25,7 @@
 
 #include "conformance/fixture.hpp"
 #include "core/crypto.hpp"
+#include "dblock/idempotency.hpp"
 #include "dblock/mysql.hpp"
 #include "dblock/pqxx.hpp"
 #include "dblock/soci.hpp"
@@ -739,6 +740,59 @@ TEST(SqliteStatementCache, BusyIsLockNotAvailableAndTheStatementRecovers) {
   ASSERT_EQ(sq::sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
   EXPECT_EQ(holds(), std::optional<std::string>("2"));  // re-entry by the same owner
   EXPECT_EQ(holds(), std::optional<std::string>("3"));
+}
+
+// On SQLite a replay, a mismatch and an attempt in progress are answered by the read before
+// the claim (idem_peek.sql): while another connection holds the database's write lock they
+// still answer at once (a write would fail with SQLITE_BUSY: no busy wait here), and they
+// change nothing (the other connection's PRAGMA data_version stays put).
+TEST(SqliteStatementCache, IdempotencyAnswersThatChangeNothingTakeNoWriteLock) {
+  temp_dir dir("dblock-stcache");
+  const std::string path = (dir / "peek.db").string();
+  auto db = open("sqlite://" + path);
+  db.migrate();
+  detail::backend_of(db)->set_busy_timeout(std::chrono::milliseconds(0));
+  idempotency_store store(db);
+  const auto fp = fingerprint("request");
+  auto done = store.begin("peek", "done", fp);
+  ASSERT_TRUE(done.started());
+  ASSERT_EQ(store.complete(done.attempt, {201, std::string("body\0bytes", 10)}), finish_status::recorded);
+  auto open_attempt = store.begin("peek", "open", fp);
+  ASSERT_TRUE(open_attempt.started());
+
+  namespace sq = sqlite_api;
+  sq::sqlite3* writer = nullptr;
+  ASSERT_EQ(sq::sqlite3_open(path.c_str(), &writer), SQLITE_OK);
+  std::unique_ptr<sq::sqlite3, decltype(&sq::sqlite3_close)> guard(writer, &sq::sqlite3_close);
+  auto data_version = [&] {
+    sq::sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sq::sqlite3_prepare_v2(writer, "PRAGMA data_version", -1, &st, nullptr), SQLITE_OK);
+    EXPECT_EQ(sq::sqlite3_step(st), SQLITE_ROW);
+    const auto v = sq::sqlite3_column_int64(st, 0);
+    sq::sqlite3_finalize(st);
+    return v;
+  };
+  const auto version = data_version();
+  ASSERT_EQ(sq::sqlite3_exec(writer, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  for (int i = 0; i < 3; ++i) {
+    const auto replay = store.begin("peek", "done", fp);
+    EXPECT_EQ(replay.outcome, idempotency_outcome::replay);
+    EXPECT_EQ(replay.response.code, 201);
+    EXPECT_EQ(replay.response.body, std::string("body\0bytes", 10));
+    EXPECT_EQ(replay.attempt.number, 1);
+    const auto other = store.begin("peek", "done", fingerprint("another request"));
+    EXPECT_EQ(other.outcome, idempotency_outcome::mismatch);
+    EXPECT_EQ(other.response.code, 0);
+    EXPECT_TRUE(other.response.body.empty());
+    const auto busy = store.begin("peek", "open", fp);
+    EXPECT_EQ(busy.outcome, idempotency_outcome::in_progress);
+    EXPECT_GT(busy.retry_after.count(), 0);
+  }
+  // A new key has to write: refused at once while the other connection writes.
+  EXPECT_THROW((void)store.begin("peek", "new", fp), lock_not_available);
+  ASSERT_EQ(sq::sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(data_version(), version);  // no other connection committed anything meanwhile
+  EXPECT_TRUE(store.begin("peek", "new", fp).started());
 }
 
 // The cache is finalized before the connection closes: sqlite3_close refuses while

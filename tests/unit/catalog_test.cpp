@@ -8,6 +8,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "core/catalog.hpp"
 #include "dblock/errors.hpp"
@@ -186,6 +188,49 @@ TEST(Placeholders, CachedStatementsMatchRewriting) {
   EXPECT_EQ(a.order, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(std::count(a.text.begin(), a.text.end(), '?'), 4);
   EXPECT_EQ(a.name, "history_insert");
+}
+
+// Lookups from many threads at once, the first ones for SQLite's dollar style among them
+// (no test before this one looks it up), all see the one statement object per name.
+TEST(Placeholders, ConcurrentLookupsSeeOneObject) {
+  constexpr int threads = 8, rounds = 2000;
+  const std::vector<const char*> names{"ping", "lock_probe", "idem_peek", "lock_acquire"};
+  std::vector<std::vector<const statement*>> got(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < rounds; ++i)
+        got[static_cast<std::size_t>(t)].push_back(
+            &get_statement(dialect::sqlite, placeholder_style::dollar, names[static_cast<std::size_t>(i) % names.size()]));
+    });
+  for (auto& th : pool) th.join();
+  int violations = 0;
+  for (int t = 0; t < threads; ++t)
+    for (int i = 0; i < rounds; ++i)
+      if (got[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)] != got[0][static_cast<std::size_t>(i)]) ++violations;
+  EXPECT_EQ(violations, 0);
+  EXPECT_EQ(got[0][1]->name, "lock_probe");
+}
+
+// Every catalog statement has its own id, within catalog_size(); a rendered one has none
+// (drivers key per-connection prepared statements by id).
+TEST(Placeholders, CatalogStatementsHaveDistinctStableIds) {
+  std::map<std::uint32_t, std::string> seen;
+  int clashes = 0;
+  for (dialect d : {dialect::postgresql, dialect::mysql, dialect::mysql8, dialect::sqlite})
+    for (auto style : {placeholder_style::dollar, placeholder_style::question, placeholder_style::named})
+      for (const char* name : {"ping", "lock_acquire", "lock_release", "lock_renew", "idem_claim"}) {
+        const auto& st = get_statement(d, style, name);
+        EXPECT_GT(st.id, 0u) << name;
+        EXPECT_LE(st.id, catalog_size()) << name;
+        const std::string what = std::string(to_string(d)) + "/" + std::to_string(static_cast<int>(style)) + "/" + name;
+        if (auto [it, fresh] = seen.emplace(st.id, what); !fresh && ++clashes < 5)
+          ADD_FAILURE() << "id " << st.id << " for " << what << " and " << it->second;
+        EXPECT_EQ(get_statement(d, style, name).id, st.id);
+      }
+  EXPECT_EQ(clashes, 0);
+  EXPECT_EQ(render_statement(dialect::sqlite, placeholder_style::named, "ping", {}).id, 0u);
+  EXPECT_THROW((void)get_statement(dialect::sqlite, placeholder_style::named, "no_such_statement"), internal_error);
 }
 
 // ---------------------------------------------------------------- statements

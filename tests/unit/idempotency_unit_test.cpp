@@ -4,6 +4,10 @@
 // MySQL 8.0's one-text claim answer.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <ctime>
+#include <random>
+
 #include "core/idempotency_detail.hpp"
 #include "core/ops/idempotency.hpp"
 #include "dblock/errors.hpp"
@@ -119,6 +123,39 @@ TEST(IdempotencyFormat, UtcMillisecondsAsIso8601) {
   EXPECT_EQ(idem::format_utc_ms(0), "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(idem::format_utc_ms(1700000000123), "2023-11-14T22:13:20.123Z");
   EXPECT_EQ(idem::format_utc_ms(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(idem::format_utc_ms(951782400000), "2000-02-29T00:00:00.000Z");  // a 400-year leap day
+  EXPECT_EQ(idem::format_utc_ms(253402300799999), "9999-12-31T23:59:59.999Z");
+  EXPECT_EQ(idem::format_utc_ms(253402300800000), "10000-01-01T00:00:00.000Z");
+  EXPECT_EQ(idem::format_utc_ms(-62167219200000), "0000-01-01T00:00:00.000Z");
+}
+
+// The arithmetic formatting agrees with gmtime_r + strftime over every day boundary
+// from 1900 to 2200 and over random instants in years 0 to 9999.
+TEST(IdempotencyFormat, AgreesWithGmtime) {
+  auto reference = [](std::int64_t ms) {
+    std::int64_t secs = ms / 1000, frac = ms % 1000;
+    if (frac < 0) frac += 1000, --secs;
+    const auto t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(frac));
+    return std::string(buf);
+  };
+  int mismatches = 0;
+  for (std::int64_t day = -25567; day <= 84006; ++day)
+    for (std::int64_t ms : {day * 86400000, day * 86400000 - 1, day * 86400000 + 43200123})
+      if (idem::format_utc_ms(ms) != reference(ms) && ++mismatches < 5)
+        ADD_FAILURE() << ms << ": " << idem::format_utc_ms(ms) << " != " << reference(ms);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::int64_t> any(-62167219200000, 253402300799999);
+  for (int i = 0; i < 200000; ++i) {
+    const auto ms = any(rng);
+    if (idem::format_utc_ms(ms) != reference(ms) && ++mismatches < 5)
+      ADD_FAILURE() << ms << ": " << idem::format_utc_ms(ms) << " != " << reference(ms);
+  }
+  EXPECT_EQ(mismatches, 0);
 }
 
 TEST(IdempotencyNames, OutcomesAndStatusesHaveStableNames) {

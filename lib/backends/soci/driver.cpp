@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <ctime>
 #include <unordered_map>
+#include <vector>
 
 #include "backends/soci/classify.hpp"
 #include "core/backend.hpp"
@@ -76,37 +77,38 @@ std::string cell_text(const soci::row& r, std::size_t i) {
   }
 }
 
-// Prepared SQLite statements of one connection, keyed by their full text: the compiled
-// program is a function of the text (user identifiers are part of it, render_statement)
-// and of the schema, which sqlite3_step re-checks by itself (SQLITE_SCHEMA: it prepares
-// the text again). Only for connections dblock opened and closes: the owner finalizes
-// the cache before the session closes (sqlite3_close refuses while statements remain).
-// Between runs every statement is reset with its bindings cleared, so none holds a
-// read snapshot, a lock or a pointer into the caller's values.
+// Prepared SQLite statements of one connection: the catalog's by statement::id (an index,
+// no hashing of the text on every run), others (render_statement's) by their full text.
+// The compiled program is a function of the text (user identifiers are part of it,
+// render_statement) and of the schema, which sqlite3_step re-checks by itself
+// (SQLITE_SCHEMA: it prepares the text again). Only for connections dblock opened and
+// closes: the owner finalizes the cache before the session closes (sqlite3_close refuses
+// while statements remain). Between runs every statement is reset with its bindings
+// cleared, so none holds a read snapshot, a lock or a pointer into the caller's values.
 class sqlite_statement_cache {
  public:
-  explicit sqlite_statement_cache(sqlite_api::sqlite3* db) : db_(db) {}
+  // by_id = false: a cache for one run (attached sessions), keyed by text only.
+  explicit sqlite_statement_cache(sqlite_api::sqlite3* db, bool by_id = true) : db_(db), by_id_(by_id) {}
   sqlite_statement_cache(const sqlite_statement_cache&) = delete;
   sqlite_statement_cache& operator=(const sqlite_statement_cache&) = delete;
   ~sqlite_statement_cache() { clear(); }
 
   sqlite_api::sqlite3* db() const noexcept { return db_; }
 
-  // The statement for `text`, prepared on first use. Throws sqlite3_soci_error.
-  sqlite_api::sqlite3_stmt* get(const std::string& text) {
-    if (auto it = stmts_.find(text); it != stmts_.end()) return it->second;
-    // A bound on memory when callers render many distinct user statements.
-    if (stmts_.size() >= max_entries) clear();
-    sqlite_api::sqlite3_stmt* s = nullptr;
-    const int rc = sqlite_api::sqlite3_prepare_v3(db_, text.c_str(), static_cast<int>(text.size() + 1),
-                                                  SQLITE_PREPARE_PERSISTENT, &s, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite_api::sqlite3_finalize(s);
-      throw soci::sqlite3_soci_error(std::string("prepare: ") + sqlite_api::sqlite3_errmsg(db_), rc);
+  // The statement for `st`, prepared on first use; its placeholders checked against
+  // st.order once, when prepared. Throws sqlite3_soci_error or internal_error.
+  sqlite_api::sqlite3_stmt* get(const statement& st) {
+    if (by_id_ && st.id != 0) {
+      if (st.id < ids_.size() && ids_[st.id]) return ids_[st.id];
+      if (ids_.size() <= st.id) ids_.resize(std::max<std::size_t>(st.id, catalog_size()) + 1, nullptr);
+      return ids_[st.id] = prepare(st);
     }
-    if (!s) throw soci::sqlite3_soci_error("prepare: empty statement", SQLITE_MISUSE);
+    if (auto it = texts_.find(st.text); it != texts_.end()) return it->second;
+    // A bound on memory when callers render many distinct user statements.
+    if (texts_.size() >= max_entries) clear_texts();
+    sqlite_api::sqlite3_stmt* s = prepare(st);
     try {
-      stmts_.emplace(text, s);
+      texts_.emplace(st.text, s);
     } catch (...) {
       sqlite_api::sqlite3_finalize(s);
       throw;
@@ -114,23 +116,57 @@ class sqlite_statement_cache {
     return s;
   }
 
-  // Finalizes the statement of `text` (after a failed run: it is never reused).
-  void drop(const std::string& text) noexcept {
-    if (auto it = stmts_.find(text); it != stmts_.end()) {
+  // Finalizes the statement of `st` (after a failed run: it is never reused).
+  void drop(const statement& st) noexcept {
+    if (by_id_ && st.id != 0) {
+      if (st.id < ids_.size() && ids_[st.id]) {
+        sqlite_api::sqlite3_finalize(ids_[st.id]);
+        ids_[st.id] = nullptr;
+      }
+      return;
+    }
+    if (auto it = texts_.find(st.text); it != texts_.end()) {
       sqlite_api::sqlite3_finalize(it->second);
-      stmts_.erase(it);
+      texts_.erase(it);
     }
   }
 
   void clear() noexcept {
-    for (auto& [text, s] : stmts_) sqlite_api::sqlite3_finalize(s);
-    stmts_.clear();
+    for (auto& s : ids_) {
+      sqlite_api::sqlite3_finalize(s);  // a no-op for nullptr
+      s = nullptr;
+    }
+    clear_texts();
   }
 
  private:
+  sqlite_api::sqlite3_stmt* prepare(const statement& st) {
+    sqlite_api::sqlite3_stmt* s = nullptr;
+    const int rc = sqlite_api::sqlite3_prepare_v3(db_, st.text.c_str(), static_cast<int>(st.text.size() + 1),
+                                                  SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite_api::sqlite3_finalize(s);
+      throw soci::sqlite3_soci_error(std::string("prepare: ") + sqlite_api::sqlite3_errmsg(db_), rc);
+    }
+    if (!s) throw soci::sqlite3_soci_error("prepare: empty statement", SQLITE_MISUSE);
+    if (const int have = sqlite_api::sqlite3_bind_parameter_count(s); have != static_cast<int>(st.order.size())) {
+      sqlite_api::sqlite3_finalize(s);
+      throw internal_error("statement " + st.name + " has " + std::to_string(have) + " placeholders, expected " +
+                           std::to_string(st.order.size()));
+    }
+    return s;
+  }
+
+  void clear_texts() noexcept {
+    for (auto& [text, s] : texts_) sqlite_api::sqlite3_finalize(s);
+    texts_.clear();
+  }
+
   static constexpr std::size_t max_entries = 128;
   sqlite_api::sqlite3* db_;
-  std::unordered_map<std::string, sqlite_api::sqlite3_stmt*> stmts_;
+  bool by_id_;
+  std::vector<sqlite_api::sqlite3_stmt*> ids_;  // by statement::id; nullptr = not prepared
+  std::unordered_map<std::string, sqlite_api::sqlite3_stmt*> texts_;
 };
 
 class soci_driver final : public driver {
@@ -186,7 +222,7 @@ class soci_driver final : public driver {
       // An attached SQLite session: the same C-API path, but prepared for this run only, so
       // nothing outlives the call (the owner may close or reconnect the session at any time).
       // Not SOCI's row path: SOCI 4.0 reads INTEGER-declared columns as a 32-bit int.
-      sqlite_statement_cache once(sqlite_conn());
+      sqlite_statement_cache once(sqlite_conn(), false);
       return run_cached(once, st, params);
     }
     const std::size_t n = st.order.size();
@@ -330,12 +366,8 @@ class soci_driver final : public driver {
     const std::size_t n = st.order.size();
     ++round_trips_;
     try {
-      sqlite_api::sqlite3_stmt* s = cache.get(st.text);
+      sqlite_api::sqlite3_stmt* s = cache.get(st);
       try {
-        if (sqlite_api::sqlite3_bind_parameter_count(s) != static_cast<int>(n))
-          throw internal_error("statement " + st.name + " has " +
-                               std::to_string(sqlite_api::sqlite3_bind_parameter_count(s)) +
-                               " placeholders, expected " + std::to_string(n));
         for (std::size_t k = 0; k < n; ++k) {
           const value& v = params[static_cast<std::size_t>(st.order[k])];
           const int pos = static_cast<int>(k) + 1;
@@ -358,8 +390,17 @@ class soci_driver final : public driver {
           std::vector<cell> cells;
           cells.reserve(static_cast<std::size_t>(cols));
           for (int i = 0; i < cols; ++i) {
-            if (sqlite_api::sqlite3_column_type(s, i) == SQLITE_NULL) {
+            const int type = sqlite_api::sqlite3_column_type(s, i);
+            if (type == SQLITE_NULL) {
               cells.emplace_back(std::nullopt);
+              continue;
+            }
+            if (type == SQLITE_INTEGER) {
+              // The same decimal text SQLite would make, without its conversion: that one
+              // allocates (under SQLite's memory mutex) and takes two more API calls.
+              char buf[24];
+              const auto end = std::to_chars(buf, buf + sizeof buf, sqlite_api::sqlite3_column_int64(s, i)).ptr;
+              cells.emplace_back(std::in_place, buf, end);
               continue;
             }
             const auto* t = sqlite_api::sqlite3_column_text(s, i);  // before _bytes, as SQLite asks
@@ -376,7 +417,7 @@ class soci_driver final : public driver {
         sqlite_api::sqlite3_clear_bindings(s);
         return out;
       } catch (...) {
-        cache.drop(st.text);  // a statement that failed is finalized, never reused
+        cache.drop(st);  // a statement that failed is finalized, never reused
         throw;
       }
     } catch (...) {

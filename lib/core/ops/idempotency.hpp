@@ -42,6 +42,8 @@ class idempotency_ops {
   // writes nothing (replay, mismatch, in progress). Worth it where a read costs far less
   // than the claim's write: SQLite, in process, whose upsert writes even an unchanged row.
   [[nodiscard]] virtual bool peeks_before_claim() const noexcept { return false; }
+  // What idem_peek.sql's row answers (dialects that peek): nullopt when the claim must run.
+  [[nodiscard]] virtual std::optional<claim_row> peek(const result& r) const { return claim(r); }
   // One row of idem_get.sql (with_body) or idem_list.sql.
   [[nodiscard]] virtual idempotency_record record(const std::vector<cell>& row, bool with_body) const = 0;
 };
