@@ -3,6 +3,7 @@
 // (begin, run_once) is one statement per dialect; every later change of a record is fenced
 // by owner AND attempt AND fingerprint, so a stale worker never overwrites a newer attempt.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -109,33 +110,25 @@ std::string canonical_fields(const std::vector<std::pair<std::string_view, std::
 }
 
 std::string format_utc_ms(std::int64_t ms) {
-  std::int64_t secs = ms / 1000, frac = ms % 1000;
-  if (frac < 0) {
-    frac += 1000;
-    --secs;
-  }
-  // Every refused try formats its holder's expiry, so civil-date arithmetic (H. Hinnant's
-  // civil_from_days): gmtime_r + snprintf cost more than the rest of a refused try's client
-  // side, and gmtime_r takes glibc's time-zone lock.
-  std::int64_t days = secs / 86400, sod = secs % 86400;
-  if (sod < 0) {
-    sod += 86400;
-    --days;
-  }
-  const std::int64_t z = days + 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const std::int64_t doe = z - era * 146097;                                   // [0, 146096]
-  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
-  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               // [0, 365]
-  const std::int64_t mp = (5 * doy + 2) / 153;                                    // [0, 11]
-  const std::int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  const std::int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const std::int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  using namespace std::chrono;
+  // Every refused try formats its holder's expiry, so the C++20 calendar (plain arithmetic):
+  // gmtime_r + snprintf cost more than the rest of a refused try's client side, and gmtime_r
+  // takes glibc's time-zone lock.
+  const sys_time<milliseconds> t{milliseconds(ms)};
+  const auto day = floor<days>(t);
+  const year_month_day ymd{day};
+  const int year = static_cast<int>(ymd.year());
+  const std::int64_t in_day = (t - day).count();  // [0, 86,400,000)
   if (year < 0 || year > 9999) {
-    // Outside four-digit years: the printf form (a sign, more digits), as before.
-    const auto t = static_cast<std::time_t>(secs);
+    // Outside four-digit years: gmtime_r and printf's form (a sign, more digits).
+    std::int64_t secs = ms / 1000, frac = ms % 1000;
+    if (frac < 0) {
+      frac += 1000;
+      --secs;
+    }
+    const auto tt = static_cast<std::time_t>(secs);
     std::tm tm{};
-    gmtime_r(&t, &tm);
+    gmtime_r(&tt, &tm);
     char buf[64];
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(frac));
@@ -146,12 +139,12 @@ std::string format_utc_ms(std::int64_t ms) {
     for (int i = width - 1; i >= 0; --i, v /= 10) buf[at + static_cast<std::size_t>(i)] = static_cast<char>('0' + v % 10);
   };
   put(0, year, 4);
-  put(5, month, 2);
-  put(8, day, 2);
-  put(11, sod / 3600, 2);
-  put(14, sod / 60 % 60, 2);
-  put(17, sod % 60, 2);
-  put(20, frac, 3);
+  put(5, static_cast<unsigned>(ymd.month()), 2);
+  put(8, static_cast<unsigned>(ymd.day()), 2);
+  put(11, in_day / 3'600'000, 2);
+  put(14, in_day / 60'000 % 60, 2);
+  put(17, in_day / 1000 % 60, 2);
+  put(20, in_day % 1000, 3);
   return std::string(buf, 24);
 }
 
