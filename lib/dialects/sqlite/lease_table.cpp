@@ -72,9 +72,13 @@ class sqlite_table final : public lease_table_reads {
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
                           bool final_hold, bool /*no_flush*/) const override {
-    auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
-    if (r.rows.empty()) return release_outcome::not_ours;
-    return final_hold ? release_outcome::deleted : release_outcome::decremented;
+    if (final_hold) {
+      // lock_release.sql returns no row: the change count says whether the row was ours.
+      return b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
+                                                                         : release_outcome::not_ours;
+    }
+    auto r = b.exec("lock_decrement", {name, owner, fence});
+    return r.rows.empty() ? release_outcome::not_ours : release_outcome::decremented;
   }
 
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
