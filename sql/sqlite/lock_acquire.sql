@@ -9,7 +9,8 @@
 -- (holds + 1, same fence). A live row of another owner makes the upsert's WHERE false:
 -- no row comes back (lock_holder then tells who holds it, only when asked), as when an
 -- earlier waiter is in line.
--- SQLite's clock: julianday('now') is fixed for the whole statement; times are ms.
+-- SQLite's clock: julianday('now') is fixed for the whole statement; times are ms. expires_at
+-- comes back in ms: the library formats it (cheaper than strftime in the statement).
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
 SELECT $1, $2, 1, (SELECT last + 1 FROM dblock_fence WHERE id = 1),
        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
@@ -27,6 +28,5 @@ ON CONFLICT (name) DO UPDATE SET
   holder      = excluded.holder,
   lock_delay_ms = excluded.lock_delay_ms
 WHERE owner = excluded.owner OR expires_at <= excluded.acquired_at
-RETURNING 1, fence, holds, holder,
-          strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'),
+RETURNING 1, fence, holds, holder, expires_at,
           expires_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)

@@ -45,16 +45,21 @@ class sqlite_table final : public lease_table_reads {
     // Rows are grants only (RETURNING yields nothing when refused).
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     if (res.rows.empty()) return {false, read_holder(b, r.name, r.owner)};
-    return {true, rows::lock_row(r.name, res.rows[0], acquire_cols)};
+    return {true, with_ms_expiry(r.name, res.rows[0])};
   }
 
   // The live row of another owner than `owner`, if any (lock_probe.sql: a read).
   static std::optional<lock_info> read_holder(backend& b, const std::string& name, const std::string& owner) {
     auto r = b.exec("lock_probe", {name, owner});
     if (r.rows.empty()) return std::nullopt;
-    auto i = rows::lock_row(name, r.rows[0], acquire_cols);
-    const auto ms = rows::i64(r.rows[0], 4, "lock expires_at_ms");
-    i.expires_at = idem::format_utc_ms(ms);
+    return with_ms_expiry(name, r.rows[0]);
+  }
+
+  // A row of lock_acquire.sql or lock_probe.sql, whose expires_at (column 4) is in ms: formatted
+  // here, which costs less than strftime in the statement.
+  static lock_info with_ms_expiry(const std::string& name, const std::vector<cell>& cells) {
+    auto i = rows::lock_row(name, cells, acquire_cols);
+    i.expires_at = idem::format_utc_ms(rows::i64(cells, 4, "lock expires_at_ms"));
     return i;
   }
 
@@ -72,9 +77,13 @@ class sqlite_table final : public lease_table_reads {
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
                           bool final_hold, bool /*no_flush*/) const override {
-    auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
-    if (r.rows.empty()) return release_outcome::not_ours;
-    return final_hold ? release_outcome::deleted : release_outcome::decremented;
+    if (final_hold) {
+      // lock_release.sql returns no row: the change count says whether the row was ours.
+      return b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
+                                                                         : release_outcome::not_ours;
+    }
+    auto r = b.exec("lock_decrement", {name, owner, fence});
+    return r.rows.empty() ? release_outcome::not_ours : release_outcome::decremented;
   }
 
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
