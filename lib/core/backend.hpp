@@ -73,11 +73,14 @@ class driver {
   void set_multi_primary(bool on) noexcept { multi_primary_ = on; }
 
   // LISTEN/NOTIFY, where the client library offers it (libpqxx). listen() subscribes
-  // this connection to a channel; await_notifications() blocks up to `timeout` and
-  // returns the payloads that arrived. Drivers without it return false / nothing.
+  // this connection to a channel; await_notifications() blocks up to `timeout`, or until
+  // `wake_fd` (when not -1) is readable, and returns the payloads that arrived. Drivers
+  // without it return false / nothing.
   [[nodiscard]] virtual bool can_listen() const noexcept { return false; }
   virtual void listen(const std::string& /*channel*/) {}
-  virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/) { return {}; }
+  virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/, int /*wake_fd*/) {
+    return {};
+  }
   // Ends every listen() of this connection (UNLISTEN; one round trip if any).
   virtual void unlisten_all() {}
 

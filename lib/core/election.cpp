@@ -156,8 +156,10 @@ struct election_observer::state {
     auto& db = detail::db_of(*core);
     std::optional<leader_info> last;
     bool first = true;
+    detail::notice_want ears(detail::release_link(*core));
     for (;;) {
       const auto seen = board.generation(name);  // before reading: a change after this wakes us
+      const auto heard_from = ears.mark();
       auto next = clock_type::now() + poll;
       try {
         auto now = read_leader(db, name);
@@ -180,7 +182,7 @@ struct election_observer::state {
         std::lock_guard l(mu);
         if (stopping) return;
       }
-      detail::listen_for_releases(*core);
+      if (!ears.ready(heard_from, next)) continue;  // listening began after this read: read again
       board.wait(name, seen, next);
       std::lock_guard l(mu);
       if (stopping) return;

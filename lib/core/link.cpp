@@ -1,6 +1,7 @@
 // lib/core/link.cpp — see link.hpp.
 #include "core/link.hpp"
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,8 +47,8 @@ namespace {
 
 // The channel sql/postgresql/lock_release*.sql notify on, with the name as payload.
 constexpr const char* release_channel = "dblock_release";
-// While listening, the thread waits for notifications in slices this long, so that a job
-// added meanwhile is due at most this late.
+// While listening, the thread waits for notifications in slices at most this long (a change
+// of jobs or wants ends a slice at once through the eventfd; this bounds a missed poke).
 constexpr milliseconds listen_slice{20};
 
 // The process id is part of the key: a child forked while a link existed has a copy of its
@@ -85,6 +86,7 @@ std::shared_ptr<link> link::shared(const backend& main, const open_options& opts
 std::shared_ptr<link> link::on(std::shared_ptr<backend> conn) { return std::make_shared<link>(std::move(conn), false); }
 
 link::link(std::shared_ptr<backend> conn, bool can_listen) : conn_(std::move(conn)), can_listen_(can_listen) {
+  if (can_listen_) wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // -1: slices only
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -94,7 +96,15 @@ link::~link() {
     stopping_ = true;
   }
   cv_.notify_all();
+  poke();
   if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void link::poke() noexcept {
+  if (wake_fd_ < 0) return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);  // full (EAGAIN): already poked
 }
 
 void link::add(job* j, clock::time_point due) {
@@ -104,6 +114,7 @@ void link::add(job* j, clock::time_point due) {
     changed_ = true;
   }
   cv_.notify_all();
+  poke();
 }
 
 void link::remove(job* j) {
@@ -114,37 +125,82 @@ void link::remove(job* j) {
   cv_.wait(l, [&] { return running_ != j; });
 }
 
-void link::listen() {
+void link::want_notices() {
   if (!can_listen_) return;
   {
     std::lock_guard l(mu_);
-    if (listen_) return;
-    listen_ = changed_ = true;
+    if (wants_++ > 0) return;
+    changed_ = true;
   }
   cv_.notify_all();
+  poke();
 }
 
-bool link::listening() const {
+void link::unwant_notices() noexcept {
+  if (!can_listen_) return;
+  {
+    std::lock_guard l(mu_);
+    if (wants_ <= 0 || --wants_ > 0) return;
+    changed_ = true;
+  }
+  // Stop listening at once: every release would wake this process's server connection.
+  cv_.notify_all();
+  poke();
+}
+
+std::uint64_t link::subscription() const {
   std::lock_guard l(mu_);
-  return listen_;
+  return subscription_;
+}
+
+std::uint64_t link::await_subscription(clock::time_point until) {
+  std::unique_lock l(mu_);
+  if (!can_listen_) return 0;
+  cv_.wait_until(l, until, [&] { return subscription_ != 0 || stopping_; });
+  return subscription_;
+}
+
+// LISTEN (on) or UNLISTEN (off) on the link's connection; runs on the link's thread without mu_.
+void link::subscribe(bool on) {
+  bool ok = true;
+  try {
+    conn_->with_driver([&](driver& d) {
+      if (on) {
+        d.listen(release_channel);
+        subscribed_on_ = conn_->connection_number();
+      } else {
+        d.unlisten_all();
+      }
+    });
+  } catch (const std::exception&) {
+    ok = false;  // lost the connection: it is replaced on next use; meanwhile waiters poll
+  }
+  std::unique_lock l(mu_);
+  if (ok) {
+    subscription_ = on ? ++subscriptions_ : 0;
+    cv_.notify_all();  // await_subscription()
+  } else {
+    subscription_ = 0;
+    cv_.wait_for(l, milliseconds(100), [&] { return stopping_; });
+  }
 }
 
 void link::await_releases(clock::duration slice) {
   auto& board = release_board::get();
   try {
     conn_->with_driver([&](driver& d) {
-      const auto n = conn_->connection_number();
-      if (subscribed_on_ != n) {  // first time, or a new connection: LISTEN again
-        d.listen(release_channel);
-        subscribed_on_ = n;
-      }
-      for (const auto& name : d.await_notifications(std::chrono::ceil<milliseconds>(slice))) board.bump(name);
+      if (subscribed_on_ != conn_->connection_number()) throw std::runtime_error("the connection was replaced");
+      for (const auto& name : d.await_notifications(std::chrono::ceil<milliseconds>(slice), wake_fd_)) board.bump(name);
     });
+    if (wake_fd_ >= 0) {
+      std::uint64_t drained = 0;
+      [[maybe_unused]] const auto n = ::read(wake_fd_, &drained, sizeof drained);
+    }
   } catch (const std::exception&) {
-    // Lost the connection: it is replaced on next use; meanwhile waiters poll.
-    subscribed_on_ = 0;
-    std::unique_lock l(mu_);
-    cv_.wait_for(l, milliseconds(100), [&] { return stopping_ || changed_; });
+    // Lost the connection (or it was replaced after a renewal lost it): listen again on
+    // the new one, a new subscription (releases in between were not heard).
+    std::lock_guard l(mu_);
+    subscription_ = 0;
   }
 }
 
@@ -170,7 +226,14 @@ void link::loop() {
       cv_.notify_all();  // remove() may wait for this renewal
       continue;
     }
-    if (listen_) {
+    const bool want = wants_ > 0;
+    if (want != (subscription_ != 0)) {
+      l.unlock();
+      subscribe(want);
+      l.lock();
+      continue;
+    }
+    if (subscription_ != 0) {
       const auto slice = std::clamp<clock::duration>(due - now, milliseconds(1), listen_slice);
       l.unlock();
       await_releases(slice);

@@ -335,9 +335,7 @@ bool take_over_member(session_core& c, const std::string& name, std::int64_t fen
                       std::optional<lock_info>* holder) {
   return c.take_over_member(name, fence, released, holder);
 }
-void listen_for_releases(session_core& c) {
-  if (c.notices && c.opts.listen) c.notices->listen();
-}
+link* release_link(session_core& c) noexcept { return c.release_notices ? c.notices.get() : nullptr; }
 }  // namespace detail
 
 }  // namespace dblock

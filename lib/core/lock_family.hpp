@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/link.hpp"
 #include "core/ops/holders.hpp"
 #include "core/ops/lease_table.hpp"
 #include "dblock/lock.hpp"
@@ -77,8 +78,9 @@ void note_rw_member_refusal(session_core& c, const std::string& name, const std:
 void stamp_rw_member_refusal(session_core& c, const std::string& name, std::uint64_t generation);
 [[nodiscard]] bool take_over_rw_member(session_core& c, const std::string& name, std::uint64_t generation,
                                        std::optional<lock_info>* holder);
-// Releases of other processes reach this process (NOTIFY), and the call that subscribes.
+// Releases of other processes reach this process (NOTIFY), and the link a waiter wants
+// them from (for a notice_want, lib/core/link.hpp; null when none).
 [[nodiscard]] bool hears_releases(const session_core& c) noexcept;
-void listen_for_releases(session_core& c);
+[[nodiscard]] link* release_link(session_core& c) noexcept;
 
 }  // namespace dblock::detail

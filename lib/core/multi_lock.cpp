@@ -176,8 +176,10 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
   std::vector<std::uint64_t> seen(set.size());
   refusal last;                 // the last try's refusal
   std::uint64_t last_seen = 0;  // its member's release generation before that try
+  detail::notice_want ears(detail::release_link(*core));
   for (int attempt = 0;; ++attempt) {
     for (std::size_t i = 0; i < set.size(); ++i) seen[i] = board.generation(set[i].name);  // before trying
+    const auto heard_from = ears.mark();
     refusal r;
     std::optional<multi_lease> got;
     // Crash detection: the member that refused last time may be held by a crashed process;
@@ -221,8 +223,9 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
     last = r;
     pacer.refused(r.holder ? std::optional<std::int64_t>(r.holder->fence) : std::nullopt, now);
     const auto sleep = pacer.next(r.holder ? std::optional<milliseconds>(r.holder->expires_in) : std::nullopt, now);
-    detail::listen_for_releases(*core);
-    board.wait(set[idx].name, seen[idx], std::min(deadline, clock_type::now() + sleep));
+    const auto until = std::min(deadline, clock_type::now() + sleep);
+    if (!ears.ready(heard_from, until)) continue;  // listening began after this try: try again
+    board.wait(set[idx].name, seen[idx], until);
   }
 }
 

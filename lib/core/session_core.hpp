@@ -823,6 +823,9 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
   auto& board = detail::release_board::get();
   c.drop_stale_tickets();  // never queue behind a ticket of our own
   ticket place(c, consumes_ticket);
+  // Release notices while this waiter tries (first in line, or without a ticket); a waiter
+  // further back reads its place on the pacer's schedule instead.
+  notice_want ears(c.release_notices ? c.notices.get() : nullptr);
   std::int64_t ahead = 0;  // live tickets before ours, when we have one
   auto record_wait = [&] {
     detail::count(counter::lock_waits);
@@ -830,6 +833,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
   };
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before looking: a release after this wakes us
+    const auto heard_from = ears.mark();
     std::optional<lock_info> h;
     const bool tries = ahead == 0;
     if (tries) {  // no ticket, or first in line: try
@@ -879,13 +883,14 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
     if (ahead == 0) {
       pacer.refused(h ? std::optional<std::int64_t>(h->fence) : std::nullopt, now);
       const auto sleep = pacer.next(h ? std::optional<milliseconds>(h->expires_in) : std::nullopt, now);
-      if (c.notices && c.opts.listen) c.notices->listen();
-      board.wait(name, seen, std::min(deadline, clock_type::now() + sleep));
+      const auto until = std::min(deadline, clock_type::now() + sleep);
+      if (!ears.ready(heard_from, until)) continue;  // listening began after this look: look again
+      board.wait(name, seen, until);
     } else {
       // `ahead` grants must come before ours: sleep as the pacer says for that place, or
-      // until as many releases are seen here.
+      // until as many releases are seen here (releases heard for other waiters).
+      ears.drop();
       const auto sleep = pacer.behind(ahead, now);
-      if (c.notices && c.opts.listen) c.notices->listen();
       board.wait(name, seen, std::min(deadline, clock_type::now() + sleep), static_cast<std::uint64_t>(ahead));
     }
   }

@@ -2,6 +2,7 @@
 // combinations: mutual exclusion across threads and processes (lost updates counted),
 // re-entrancy, fencing-token monotonicity, takeover by the server's clock, watchdog,
 // lost-lease reporting, verify_in, names, round trips, waiting and hand-off.
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -457,6 +458,100 @@ TEST_P(LockConformance, WaiterGetsTheLockWhenItIsReleased) {
   EXPECT_GT(got.load(), la->fence());
   // Not a timing target (that is bench/): just far below the 10 s lease.
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+}
+
+// Where releases are notified (PostgreSQL through libpqxx), a waiter that tries is woken by
+// another process's release, and the process's link listens only while such a waiter
+// exists. The waiter's backoff is 8 s (each sleep 4-8 s), so a grant within 3 s of the
+// release can only come from the notice; the link's server session, found by its
+// application_name, shows LISTEN as its last statement while the waiter sleeps and
+// UNLISTEN once it holds.
+TEST_P(LockConformance, AnotherProcesssReleaseWakesTheWaiterWhichListensOnlyWhileItTries) {
+  if (kind() != dialect::postgresql || client() != client_library::pqxx)
+    GTEST_SKIP() << "release notices are sent by PostgreSQL and received through libpqxx only";
+  const auto name = unique_name("notice");
+  { auto db = open(); }  // migrated before the child starts
+  int go[2], held[2];
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(held), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int rc = 1;
+    try {
+      auto db = open();
+      auto o = quick(30'000ms);
+      o.detect_crashes = false;
+      session s(db, o);
+      auto l = s.try_acquire(name);
+      if (l) {
+        const char h = 'h';
+        char c = 0;
+        if (::write(held[1], &h, 1) == 1 && ::read(go[0], &c, 1) == 1) {
+          l->release();
+          rc = 0;
+        }
+      }
+    } catch (...) {
+    }
+    ::_exit(rc);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(held[0], &c, 1), 1) << "the child did not take the lock";
+  const std::string app = "dblock-notice-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand());
+  open_options named;
+  named.application_name = app;
+  auto db = dblock::open(url(), named);
+  auto o = quick(30'000ms);
+  o.detect_crashes = false;  // no heartbeats on the link: its last statement is the LISTEN
+  o.min_backoff = o.max_backoff = 8000ms;
+  session waiter(db, o);
+  auto watcher = open_unmigrated();
+  // The last statement of the link (the session's other server session), if it was a (UN)LISTEN.
+  auto last_link_statement = [&]() -> std::string {
+    auto r = raw_query(watcher,
+                       "SELECT query FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE '%listen%'",
+                       {app});
+    return r.rows.empty() || !r.rows[0][0] ? std::string() : *r.rows[0][0];
+  };
+  auto await_link = [&](const std::string& prefix) {
+    for (int i = 0; i < 1000; ++i) {
+      const auto q = last_link_statement();
+      if (q.size() >= prefix.size() && strncasecmp(q.c_str(), prefix.c_str(), prefix.size()) == 0) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  };
+  std::atomic<std::int64_t> got{0};
+  std::atomic<std::int64_t> granted_after_ms{-1};
+  std::atomic<std::int64_t> released_at{0};
+  std::thread t([&] {
+    try {
+      auto l = waiter.acquire(name, 60s);
+      const auto now = std::chrono::steady_clock::now().time_since_epoch();
+      granted_after_ms = std::chrono::duration_cast<milliseconds>(now).count() - released_at.load();
+      got = l.fence();
+      // Held: nobody in this process tries any more, so the link stops listening.
+      EXPECT_TRUE(await_link("UNLISTEN")) << "the link still listens while nobody waits: " << last_link_statement();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  EXPECT_TRUE(await_link("LISTEN")) << "the trying waiter's link never listened";
+  std::this_thread::sleep_for(300ms);  // the look after the LISTEN is done: the waiter sleeps
+  EXPECT_EQ(got.load(), 0);
+  released_at = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const char g = 'g';
+  ASSERT_EQ(::write(go[1], &g, 1), 1);
+  t.join();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed";
+  for (int fd : {go[0], go[1], held[0], held[1]}) ::close(fd);
+  EXPECT_GT(got.load(), 0);
+  // Not a timing target (bench/ measures hand-offs): the waiter's next look was 4-8 s away.
+  EXPECT_GE(granted_after_ms.load(), 0);
+  EXPECT_LT(granted_after_ms.load(), 3000) << "the waiter was not woken by the release notice";
 }
 
 TEST_P(LockConformance, ThreadScopeExcludesOtherThreadsOfTheSameSession) {

@@ -3,6 +3,7 @@
 // connection or transaction; one round trip each), transactions with pqxx::work,
 // and the public open_pqxx()/attach(pqxx::connection&) entry points.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -154,10 +155,17 @@ class pqxx_driver final : public driver {
     inbox_.clear();
   }
 
-  std::vector<std::string> await_notifications(std::chrono::milliseconds timeout) override {
+  // libpqxx's await_notification() cannot be woken early, so the socket is polled here
+  // beside wake_fd; get_notifs() then reads what arrived (it also delivers notifications
+  // libpq had already buffered while reading a statement's result).
+  std::vector<std::string> await_notifications(std::chrono::milliseconds timeout, int wake_fd) override {
     try {
-      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
-      conn_->await_notification(static_cast<long>(us / 1'000'000), static_cast<long>(us % 1'000'000));
+      if (conn_->get_notifs() == 0) {
+        if (conn_->sock() < 0) throw pqxx::broken_connection("the connection is closed");
+        pollfd fds[2] = {{conn_->sock(), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        const int n = ::poll(fds, wake_fd >= 0 ? 2 : 1, static_cast<int>(timeout.count()));
+        if (n > 0 && fds[0].revents != 0) conn_->get_notifs();
+      }
     } catch (...) {
       rethrow_classified("waiting for notifications");
     }
