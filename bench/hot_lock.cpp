@@ -13,13 +13,20 @@
 // Reported per mode: acquisitions per second (grants inside the window), p99 of their
 // wait, fairness = most successful contender's grants / least successful's, the hand-off
 // (median time from a release's return to the return of the next grant, when its contender
-// was already waiting; the clock is CLOCK_MONOTONIC, shared by the processes), and the
-// slowest first wait.
+// was already waiting; the clock is CLOCK_MONOTONIC, shared by the processes), the hold
+// and release (median time from a grant's return to that holder's release returning: the
+// sleep, which overshoots hold_ms, plus the release's commit), and the slowest first wait.
 // The physical limit of a hot lock: a hand-off needs at least the hold, one durable commit
 // and one round trip, so no design passes limit = 1 / (hold + commit + round trip) grants
 // per second. Commit + round trip is measured in the same run, per database, as the median
 // of the hand-written acquire (one durable autocommit upsert, bench/twins.hpp);
 // hot_lock_vs_limit reports dblock's throughput against it.
+// The holder alone already spends part of that cycle: a lock cannot change hands more
+// often than its holders hold and release it, so 1 / (the naive loop's hold and release)
+// is the ceiling of any hand-off design, one that handed over in zero time. The naive loop
+// holds and releases with the least client work, so its figure is the one taken;
+// hot_lock_ceiling_vs_limit reports that ceiling against the same limit (no target: it
+// says how close to the limit any design could get on this machine, in this run).
 // Contenders are this binary (`dblock_bench contend`), started with posix_spawn; the URL
 // goes through the environment (DBLOCK_BENCH_URL), never argv (it holds a password).
 #include <spawn.h>
@@ -35,6 +42,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "bench.hpp"
 #include "procs.hpp"
@@ -123,6 +131,7 @@ struct round_result {
   double p99 = 0, p50 = 0, max_wait = 0;  // ms
   double fairness = 0;                    // max grants / min grants
   double handoff = 0;                     // us, median release return -> next grant return
+  double hold_release = 0;                // us, median grant return -> its release's return
   double first_wait = 0;                  // ms, the slowest contender's first wait (cold start)
   std::vector<int> grants;
   int timeouts = 0;
@@ -187,6 +196,9 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
     if (grants_at[i].asked < static_cast<double>(grants_at[i - 1].released))
       handoffs.push_back(static_cast<double>(grants_at[i].granted - grants_at[i - 1].released));
   r.handoff = percentile(handoffs, 50);
+  std::vector<double> holds;
+  for (const auto& g : grants_at) holds.push_back(static_cast<double>(g.released - g.granted));
+  r.hold_release = percentile(holds, 50);
   if (!o.hot_trace.empty()) {
     // Every measured grant, for analysis (docs/performance.md, Hot lock): CLOCK_MONOTONIC
     // microseconds, and the offset that turns them into UTC (to compare with server logs).
@@ -247,6 +259,8 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
   for (const auto& c : combos) {
     std::vector<round_result> naive, smart;
     std::vector<double> limits;  // grants/s, measured before each round
+    // What any design would reach with a zero-time hand-off: one grant per hold and release.
+    auto ceiling = [](const round_result& r) { return r.hold_release > 0 ? 1e6 / r.hold_release : 0.0; };
     for (int i = 0; i < rounds; ++i) {
       const double commit_rtt = commit_and_round_trip_ms(c, tiny ? 20 : 200);
       limits.push_back(1000.0 / (o.hold_ms + commit_rtt));
@@ -260,7 +274,11 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
         note("  " + c.name + " round " + std::to_string(i + 1) + " " + (dblock_mode ? "dblock" : "naive ") + ": " +
              std::to_string(r.throughput) + " acq/s, wait p50 " + std::to_string(r.p50) + " ms p99 " +
              std::to_string(r.p99) + " ms max " + std::to_string(r.max_wait) + " ms, hand-off " +
-             std::to_string(r.handoff) + " us, first wait " + std::to_string(r.first_wait) + " ms, grants " +
+             std::to_string(r.handoff) + " us, hold and release " + std::to_string(r.hold_release) + " us" +
+             (dblock_mode ? std::string()
+                          : " (ceiling " + std::to_string(ceiling(r)) + " grants/s = " +
+                                std::to_string(ceiling(r) / limits.back()) + "x the limit)") +
+             ", first wait " + std::to_string(r.first_wait) + " ms, grants " +
              grants_text(r.grants) +
              (r.timeouts ? ", timeouts " + std::to_string(r.timeouts) : ""));
         if (r.timeouts) rep.fail(c.name + ": hot lock: " + std::to_string(r.timeouts) + " acquire timeouts");
@@ -283,10 +301,20 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       rep.add(per_round_result("hot_lock_vs_limit", c.name, "acq/s",
                                "the physical limit 1 / (hold + commit + round trip), measured before each round", v,
                                limits));
+      std::vector<double> ceilings;
+      for (const auto& r : naive) ceilings.push_back(ceiling(r));
+      auto ceiling_result = per_round_result("hot_lock_ceiling_vs_limit", c.name, "acq/s",
+                                             "the physical limit 1 / (hold + commit + round trip), measured "
+                                             "before each round",
+                                             ceilings, limits);
+      ceiling_result.note =
+          "value: 1 / the naive loop's median hold and release, the grants/s of a zero-time hand-off; no target";
+      rep.add(std::move(ceiling_result));
     }
     emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });
     emit("hot_lock_fairness", "x", [](const round_result& r) { return r.fairness; });
     emit("hot_lock_handoff", "us", [](const round_result& r) { return r.handoff; });
+    emit("hot_lock_hold_release", "us", [](const round_result& r) { return r.hold_release; });
     emit("hot_lock_first_wait", "ms", [](const round_result& r) { return r.first_wait; });
   }
 }
