@@ -270,6 +270,18 @@ json node_kill_run(const std::string& scheme_prefix) {
   }
   std::ifstream in(path);
   json s = json::parse(in);
+  if (s.value("worker_unexpected_exits", 0) != 0) {
+    // The run folder goes with this test: show why a worker ended on its own (its log's end).
+    std::cout << "[ galera ] workload stderr:\n" << r.err << "\n";
+    for (const auto& f : std::filesystem::directory_iterator(dir.path() / "logs")) {
+      std::ifstream log(f.path());
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(log, line);) lines.push_back(line);
+      std::cout << "[ galera ] " << f.path().filename().string() << " (last lines):\n";
+      for (std::size_t i = lines.size() > 15 ? lines.size() - 15 : 0; i < lines.size(); ++i)
+        std::cout << "  " << lines[i] << "\n";
+    }
+  }
   std::cout << "[ galera ] " << scheme_prefix << "mysql on 3 nodes, node 3 killed: " << s.value("operations", 0)
             << " operations, grants " << s.value("grants", 0) << ", faults " << s["faults"].dump() << ", leases lost "
             << s.value("leases_lost", 0) << ", violations " << s.value("violations", 0) << " "
