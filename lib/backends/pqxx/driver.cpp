@@ -135,9 +135,12 @@ class pqxx_driver final : public driver {
   bool can_listen() const noexcept override { return conn_ != nullptr && !pooled_; }
 
   // libpqxx sends LISTEN "<channel>" itself when a receiver is registered, and again
-  // after it reconnects a broken connection.
+  // after it reconnects a broken connection. A channel already listened to is left as it
+  // is: a second receiver would deliver every notification twice.
   void listen(const std::string& channel) override {
     if (!conn_) throw internal_error("cannot LISTEN inside the caller's transaction");
+    for (const auto& r : receivers_)
+      if (r->channel() == channel) return;
     try {
       receivers_.push_back(std::make_unique<receiver>(*conn_, channel, inbox_));
     } catch (...) {
