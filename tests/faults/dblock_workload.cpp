@@ -1043,7 +1043,11 @@ class driver {
         if (s.paused) ::kill(s.pid, SIGCONT);
         ::kill(s.pid, SIGTERM);
       }
-    const auto until = mono_ns() + 20'000'000'000LL;
+    // A worker thread blocked in a statement (a lock wait on the server, a cluster that
+    // stalls its commits while it drops a dead node) gives up after its connection's
+    // network timeout: workers open with the default, so they get that long and 10 s more.
+    const auto patience = std::chrono::duration_cast<std::chrono::nanoseconds>(open_options{}.network_timeout) + 10s;
+    const auto until = mono_ns() + patience.count();
     for (auto& s : slots_) {
       while (s.pid > 0) {
         int st = 0;
@@ -1063,7 +1067,9 @@ class driver {
         }
         if (mono_ns() >= until) {
           std::cerr << "dblock_workload: worker w" << s.index << "." << s.incarnation
-                    << " did not stop within 20 s; killing it\n";
+                    << " did not stop within " << std::chrono::duration_cast<std::chrono::seconds>(patience).count()
+                    << " s; killing it\n";
+          explain_stuck(s);
           ::kill(s.pid, SIGKILL);
           ::waitpid(s.pid, nullptr, 0);
           ++unexpected_;
@@ -1071,6 +1077,61 @@ class driver {
           break;
         }
         sleep_ms(10);
+      }
+    }
+  }
+
+  // Why a worker did not stop: where each of its threads sleeps in the kernel, its last
+  // history events, and what the database servers are running (the run folder is often
+  // deleted with the test that ran it, so this goes to stderr).
+  void explain_stuck(const slot& s) {
+    const std::string id = "w" + std::to_string(s.index) + "." + std::to_string(s.incarnation);
+    const fs::path tasks = fs::path("/proc") / std::to_string(s.pid) / "task";
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator(tasks, ec)) {
+      auto first_line = [&](const char* f) {
+        std::ifstream in(t.path() / f);
+        std::string line;
+        std::getline(in, line);
+        return line;
+      };
+      // x86-64 numbers of the calls a worker blocks in; others print as numbers.
+      static const std::map<std::string, std::string> names = {
+          {"0", "read"},      {"7", "poll"},   {"23", "select"}, {"35", "nanosleep"}, {"45", "recvfrom"},
+          {"202", "futex"},   {"230", "clock_nanosleep"},        {"232", "epoll_wait"}, {"271", "ppoll"}};
+      const std::string call = first_line("syscall");
+      const auto nr = call.substr(0, call.find(' '));
+      const auto known = names.find(nr);
+      std::cerr << "  thread " << t.path().filename().string() << ": in " << (known != names.end() ? known->second : nr)
+                << " (wchan " << first_line("wchan") << ")\n";
+    }
+    std::vector<std::string> lines;
+    std::ifstream h(cfg_.dir / "history" / (id + ".jsonl"));
+    for (std::string line; std::getline(h, line);) lines.push_back(line);
+    std::cerr << "  last history events of " << id << ":\n";
+    for (std::size_t i = lines.size() > 8 ? lines.size() - 8 : 0; i < lines.size(); ++i)
+      std::cerr << "    " << lines[i] << "\n";
+    const bool pg = dialect_ == dialect::postgresql;
+    if (!pg && dialect_ != dialect::mysql && dialect_ != dialect::mysql8) return;
+    const std::string q = pg ? "SELECT pid, now() - query_start, state, wait_event_type, wait_event, left(query, 160) "
+                               "FROM pg_stat_activity WHERE state <> 'idle' AND pid <> pg_backend_pid()"
+                             : "SELECT ID, TIME, COMMAND, STATE, LEFT(INFO, 160) FROM information_schema.PROCESSLIST "
+                               "WHERE COMMAND <> 'Sleep' AND ID <> CONNECTION_ID()";
+    std::vector<std::string> urls = worker_run_urls_.empty() ? std::vector<std::string>{run_url_} : worker_run_urls_;
+    for (const auto& u : urls) {
+      try {
+        open_options o;
+        o.connect_timeout = std::chrono::seconds(2);
+        o.network_timeout = std::chrono::seconds(5);
+        auto db = dblock::open(u, o);
+        std::cerr << "  busy server sessions at " << detail::backend_of(db)->describe() << ":\n";
+        for (const auto& r : sql(detail::backend_of(db), q).rows) {
+          std::cerr << "   ";
+          for (const auto& c : r) std::cerr << " | " << c.value_or("NULL");
+          std::cerr << "\n";
+        }
+      } catch (const std::exception& e) {
+        std::cerr << "  (cannot list the sessions at a worker URL: " << e.what() << ")\n";
       }
     }
   }
