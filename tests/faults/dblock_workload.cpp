@@ -1047,8 +1047,10 @@ class driver {
     // stalls its commits while it drops a dead node) gives up after its connection's
     // network timeout: workers open with the default, so they get that long and 10 s more.
     const auto patience = std::chrono::duration_cast<std::chrono::nanoseconds>(open_options{}.network_timeout) + 10s;
-    const auto until = mono_ns() + patience.count();
+    const auto start = mono_ns();
+    const auto until = start + patience.count();
     for (auto& s : slots_) {
+      bool explained = false;
       while (s.pid > 0) {
         int st = 0;
         pid_t r = ::waitpid(s.pid, &st, WNOHANG);
@@ -1064,6 +1066,13 @@ class driver {
           }
           s.pid = -1;
           break;
+        }
+        if (!explained && mono_ns() >= start + 10'000'000'000LL) {
+          // Slow but maybe not stuck: where it is now says what it waits for.
+          std::cerr << "dblock_workload: worker w" << s.index << "." << s.incarnation
+                    << " still running 10 s after SIGTERM\n";
+          explain_stuck(s);
+          explained = true;
         }
         if (mono_ns() >= until) {
           std::cerr << "dblock_workload: worker w" << s.index << "." << s.incarnation
