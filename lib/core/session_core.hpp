@@ -389,7 +389,12 @@ struct session_core final : link::job {
         }
         if (!r.state && !m && !backed) likely_free = true;
       } else if (probe_first) {
-        r.state = table->probe(*db, name, owner);
+        if (refused) {
+          r.state = table->probe(*db, name, owner);
+        } else if (const auto left = table->probe_expiry(*db, name, owner)) {
+          r.state.emplace();  // nobody reads the holder: its time left is all note_busy needs
+          r.state->expires_in = *left;
+        }
         if (!r.state) likely_free = true;  // no live holder: free (or expired, or ours)
       }
       if (!r.state) r = acquire();

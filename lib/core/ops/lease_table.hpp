@@ -5,6 +5,7 @@
 // returns typed rows. Internal.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -65,6 +66,15 @@ class lease_table_ops {
   // ours: send acquire).
   [[nodiscard]] virtual std::optional<lock_info> probe(backend& b, const std::string& name,
                                                        const std::string& owner) const = 0;
+  // probe() for a try that reports no holder: only how long the other owner's hold has
+  // left. A dialect whose statement runs in process overrides it with a narrower read
+  // (there the columns and their conversion are most of the cost); else probe().
+  [[nodiscard]] virtual std::optional<std::chrono::milliseconds> probe_expiry(backend& b, const std::string& name,
+                                                                             const std::string& owner) const {
+    auto r = probe(b, name, owner);
+    if (!r) return std::nullopt;
+    return r->expires_in;
+  }
   // Deletes the row of grant `fence` (final) or takes one hold off. not_ours: the row is gone
   // or another grant's. no_flush: see async_release().
   virtual release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,

@@ -1,7 +1,7 @@
 // lib/dialects/sqlite/lease_table.cpp — lease locks and the wait line on SQLite
 // (sql/sqlite/lock_*.sql). A refused upsert returns no row; the holder is then read with
-// lock_probe.sql, so that the session's next tries of the name read (lock_probe.sql alone)
-// instead of sending the upsert, which takes SQLite's write lock even when it changes
+// lock_probe.sql, so that the session's next tries of the name read (lock_probe.sql alone, or
+// lock_probe_expiry.sql when the caller wants no holder) instead of sending the upsert, which takes SQLite's write lock even when it changes
 // nothing. Tickets are renewed by a second statement while the session waits.
 // A waiter's try and the deletion of its ticket when granted share one transaction: one
 // commit, one fsync per hand-off (statements run in process, a transaction costs no round
@@ -73,6 +73,13 @@ class sqlite_table final : public lease_table_reads {
 
   std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) const override {
     return read_holder(b, name, owner);
+  }
+
+  std::optional<std::chrono::milliseconds> probe_expiry(backend& b, const std::string& name,
+                                                        const std::string& owner) const override {
+    auto r = b.exec("lock_probe_expiry", {name, owner});
+    if (r.rows.empty()) return std::nullopt;
+    return std::chrono::milliseconds(rows::i64(r.rows[0], 0, "lock expires_in_ms"));
   }
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
