@@ -1049,6 +1049,7 @@ class driver {
     const auto patience = std::chrono::duration_cast<std::chrono::nanoseconds>(open_options{}.network_timeout) + 10s;
     const auto start = mono_ns();
     const auto until = start + patience.count();
+    const auto explain_at = start + std::chrono::nanoseconds(10s).count();
     for (auto& s : slots_) {
       bool explained = false;
       while (s.pid > 0) {
@@ -1067,7 +1068,7 @@ class driver {
           s.pid = -1;
           break;
         }
-        if (!explained && mono_ns() >= start + 10'000'000'000LL) {
+        if (!explained && mono_ns() >= explain_at) {
           // Slow but maybe not stuck: where it is now says what it waits for.
           std::cerr << "dblock_workload: worker w" << s.index << "." << s.incarnation
                     << " still running 10 s after SIGTERM\n";

@@ -1,8 +1,9 @@
 // lib/dialects/sqlite/lease_table.cpp — lease locks and the wait line on SQLite
 // (sql/sqlite/lock_*.sql). A refused upsert returns no row; the holder is then read with
-// lock_probe.sql, so that the session's next tries of the name read (lock_probe.sql alone, or
-// lock_probe_expiry.sql when the caller wants no holder) instead of sending the upsert, which takes SQLite's write lock even when it changes
-// nothing. Tickets are renewed by a second statement while the session waits.
+// lock_probe.sql, so that the session's next tries of the name read (lock_probe.sql alone,
+// or lock_probe_expiry.sql when the caller wants no holder) instead of sending the upsert,
+// which takes SQLite's write lock even when it changes nothing. Tickets are renewed by a
+// second statement while the session waits.
 // A waiter's try and the deletion of its ticket when granted share one transaction: one
 // commit, one fsync per hand-off (statements run in process, a transaction costs no round
 // trip).
