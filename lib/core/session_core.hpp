@@ -373,7 +373,8 @@ struct session_core final : link::job {
       const auto t0 = clock_type::now();  // before sending: the local deadline errs early
       detail::grant_outcome r;
       if (probe_first && live_ops) {
-        auto m = live_ops->probe(*db, name, owner);
+        // try_acquire reports no holder: fence, time left and marker state are all it uses.
+        auto m = refused ? live_ops->probe(*db, name, owner) : live_ops->probe_expiry(*db, name, owner);
         if (m) {
           backed = m->backed;
           if (backed) look_again = detail::liveness::look_again_for(detail::liveness::window_of(m->window_code));

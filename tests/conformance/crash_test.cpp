@@ -296,6 +296,39 @@ TEST_P(CrashConformance, KilledReadWriteAndPermitHoldersAreTakenOverLongBeforeTh
   }
 }
 
+// A SIGKILLed holder process of a lease lock, and a caller in this process that only polls
+// try_acquire (no wait line, no holder asked for): its refused tries read the holder's
+// marker too, so it is granted long before the TTL with a larger fence where the server
+// sees connections end; on SQLite not before the TTL.
+TEST_P(CrashConformance, KilledHolderIsTakenOverByAPollingTryAcquire) {
+  std::string u = fresh_database();
+  auto db = dblock::open(u);
+  (void)db.migrate();
+  const auto ttl = fast_path() ? milliseconds(30'000) : milliseconds(2'000);
+  for (int trial = 0; trial < 2; ++trial) {
+    const auto name = unique_name("killed_polled");
+    std::atomic<int> refusals{0};
+    const auto took = takeover_after_kill(
+        u, ttl,
+        [&](session& s, int out) {
+          auto l = s.acquire(name, 30s);
+          return hold_until_killed(out, l.fence());
+        },
+        [&](session& w) -> std::int64_t {
+          const auto until = std::chrono::steady_clock::now() + 60s;
+          while (std::chrono::steady_clock::now() < until) {
+            if (auto l = w.try_acquire(name)) return l->fence();
+            ++refusals;
+            std::this_thread::sleep_for(5ms);
+          }
+          throw std::runtime_error("try_acquire was refused for 60 s");
+        },
+        // Two refusals: the second was answered by the read that sees the marker.
+        [&] { return refusals.load() >= 2; });
+    expect_taken_over_early(took, ttl, "lease lock polled by try_acquire");
+  }
+}
+
 TEST_P(CrashConformance, KilledMultiLockMemberHolderIsTakenOverLongBeforeItsTtl) {
   std::string u = fresh_database();
   auto db = dblock::open(u);
@@ -359,6 +392,17 @@ TEST_P(CrashConformance, LiveHoldersAreNeverTakenOverByWaitersThatLookAtTheirMar
   EXPECT_THROW((void)waiter.acquire(rw, lock_mode::read, 1500ms), timeout_error);
   EXPECT_THROW((void)waiter.acquire_permits(sem, 2, 1, 1500ms), timeout_error);
   EXPECT_THROW((void)acquire_all(waiter, {member, unique_name("live_free")}, 1500ms), timeout_error);
+  // A caller polling try_acquire reads the same marker (held: never taken over).
+  const auto lease_name = unique_name("live_lease");
+  auto l = holder.try_acquire(lease_name);
+  ASSERT_TRUE(l);
+  int polled_grants = 0;
+  for (const auto until = std::chrono::steady_clock::now() + 1500ms; std::chrono::steady_clock::now() < until;) {
+    if (waiter.try_acquire(lease_name)) ++polled_grants;
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(polled_grants, 0) << "a polling try_acquire was granted a live holder's lease lock";
+  EXPECT_TRUE(l->is_held());
   EXPECT_TRUE(w->is_held());
   EXPECT_TRUE(p->is_held());
   EXPECT_TRUE(m->is_held());
@@ -366,6 +410,7 @@ TEST_P(CrashConformance, LiveHoldersAreNeverTakenOverByWaitersThatLookAtTheirMar
   EXPECT_NO_THROW(w->release());
   EXPECT_NO_THROW(p->release());
   EXPECT_NO_THROW(m->release());
+  EXPECT_NO_THROW(l->release());
 }
 
 // A holder whose marker connection the server kills (again and again, so that the marker

@@ -1,5 +1,5 @@
 // lib/core/ops/liveness.hpp — the crash-detection statement family (sql/<dialect>/
-// lock_marker_*.sql, lock_probe_marker.sql, lock_reclaim.sql, holders_probe_marker.sql,
+// lock_marker_*.sql, lock_probe_marker.sql, lock_probe_marker_expiry.sql, lock_reclaim.sql, holders_probe_marker.sql,
 // holders_reclaim.sql): a liveness marker per lease session held by the process's
 // background connection, and a waiter's read of whether a holder's marker is still held
 // (a lease lock's holder, or the holds of a read-write lock or semaphore).
@@ -59,6 +59,12 @@ class liveness_ops {
   // lease_table_ops::probe with the holder's marker state.
   [[nodiscard]] virtual std::optional<marked_holder> probe(backend& b, const std::string& name,
                                                            const std::string& owner) const = 0;
+  // probe() for a try that reports no holder: the row carries only the fence and the time
+  // left (no holder text, hold count or expiry text), with the same marker state.
+  [[nodiscard]] virtual std::optional<marked_holder> probe_expiry(backend& b, const std::string& name,
+                                                                  const std::string& owner) const {
+    return probe(b, name, owner);
+  }
   // Ends grant `fence` of `name` at once if its holder's marker is free now; true when it did.
   [[nodiscard]] virtual bool reclaim(backend& b, const std::string& name, const std::string& owner,
                                      std::int64_t fence) const = 0;

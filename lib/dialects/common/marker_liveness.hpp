@@ -1,7 +1,8 @@
 // lib/dialects/common/marker_liveness.hpp — the crash-detection statements
 // (lib/core/ops/liveness.hpp) of the dialects whose server holds a lock per connection
 // (PostgreSQL advisory locks, MariaDB/MySQL user locks): the same calls and columns, each
-// dialect's own sql/<dialect>/lock_marker_*.sql, lock_probe_marker.sql, lock_reclaim.sql,
+// dialect's own sql/<dialect>/lock_marker_*.sql, lock_probe_marker.sql,
+// lock_probe_marker_expiry.sql, lock_reclaim.sql,
 // holders_probe_marker.sql, holders_reclaim.sql.
 // Internal.
 #pragma once
@@ -17,6 +18,8 @@ class connection_marker_liveness : public liveness_ops {
   void drop(backend& b, const std::string& owner) const override;
   std::string ping(backend& b) const override;
   std::optional<marked_holder> probe(backend& b, const std::string& name, const std::string& owner) const override;
+  std::optional<marked_holder> probe_expiry(backend& b, const std::string& name,
+                                            const std::string& owner) const override;
   bool reclaim(backend& b, const std::string& name, const std::string& owner, std::int64_t fence) const override;
   std::vector<marked_hold> probe_holds(backend& b, const std::string& name, const std::string& owner) const override;
   bool reclaim_hold(backend& b, const std::string& name, const std::string& hold_owner, std::int64_t slot,

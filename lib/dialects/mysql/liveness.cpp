@@ -1,5 +1,5 @@
 // lib/dialects/mysql/liveness.cpp — crash detection's liveness markers on MariaDB: the user lock 'dblock:o:<owner>' (none on a Galera node)
-// (sql/mysql/lock_marker_*.sql, lock_probe_marker.sql, lock_reclaim.sql, holders_probe_marker.sql, holders_reclaim.sql).
+// (sql/mysql/lock_marker_*.sql, lock_probe_marker(_expiry).sql, lock_reclaim.sql, holders_probe_marker.sql, holders_reclaim.sql).
 #include "dialects/common/marker_liveness.hpp"
 
 namespace dblock::detail {

@@ -1,5 +1,5 @@
 // lib/dialects/mysql8/liveness.cpp — crash detection's liveness markers on MySQL 8.0: the user lock 'dblock:o:<owner>'
-// (sql/mysql8/lock_marker_*.sql, lock_probe_marker.sql, lock_reclaim.sql, holders_probe_marker.sql, holders_reclaim.sql).
+// (sql/mysql8/lock_marker_*.sql, lock_probe_marker(_expiry).sql, lock_reclaim.sql, holders_probe_marker.sql, holders_reclaim.sql).
 #include "dialects/common/marker_liveness.hpp"
 
 namespace dblock::detail {

@@ -1,5 +1,5 @@
 // lib/dialects/postgresql/liveness.cpp — crash detection's liveness markers on PostgreSQL: session advisory locks in the two-int key class 'dblo'
-// (sql/postgresql/lock_marker_*.sql, lock_probe_marker.sql, lock_reclaim.sql, holders_probe_marker.sql, holders_reclaim.sql).
+// (sql/postgresql/lock_marker_*.sql, lock_probe_marker(_expiry).sql, lock_reclaim.sql, holders_probe_marker.sql, holders_reclaim.sql).
 #include "dialects/common/marker_liveness.hpp"
 
 namespace dblock::detail {
