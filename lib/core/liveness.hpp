@@ -16,7 +16,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -35,6 +37,12 @@ class liveness_ops;
 // A marker-backed owner token: 'm', one digit d (the holder's window is 50 ms x 2^d, so that
 // a waiter knows its grace), 30 lowercase hex digits. Other owner tokens are 32 hex digits.
 inline constexpr char marker_owner_prefix = 'm';
+
+// The window code of a marker-backed owner token, or nothing for any other token.
+[[nodiscard]] inline std::optional<int> marker_window_code(std::string_view owner) noexcept {
+  if (owner.size() > 1 && owner[0] == marker_owner_prefix && owner[1] >= '0' && owner[1] <= '9') return owner[1] - '0';
+  return std::nullopt;
+}
 
 class liveness final : public link::job {
  public:

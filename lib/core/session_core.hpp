@@ -526,8 +526,7 @@ struct session_core final : link::job {
     if (!live_ops) return;
     int code = -1;  // the smallest window code among marker-backed holders
     for (const auto& r : in_way)
-      if (r.owner.size() > 1 && r.owner[0] == detail::marker_owner_prefix && r.owner[1] >= '0' && r.owner[1] <= '9')
-        code = code < 0 ? r.owner[1] - '0' : std::min(code, r.owner[1] - '0');
+      if (const auto c = detail::marker_window_code(r.owner)) code = code < 0 ? *c : std::min(code, *c);
     std::lock_guard l(mu);
     if (code < 0) {
       blockers.erase(name);

@@ -4,8 +4,8 @@
 -- client reads the marker flag and window code from the token: 'm' and one digit), and
 --   gone: 1 when the user lock 'dblock:o:<owner>' is free (meaningful for a marker-backed
 --         owner only; the client ignores it for others).
--- No holder text, no hold count, no formatted expiry: fewer columns and no string
--- functions on the server. IS_USED_LOCK only reads; a consistent read of the row.
+-- No holder text, no hold count, no formatted expiry, and the marker flag is not computed
+-- here: fewer columns and expressions. IS_USED_LOCK only reads; a consistent read of the row.
 SELECT fence,
        CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED) AS expires_in_ms,
        owner,

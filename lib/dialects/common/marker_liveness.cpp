@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/idempotency_detail.hpp"  // format_utc_ms
-#include "core/liveness.hpp"            // marker_owner_prefix
+#include "core/liveness.hpp"            // marker_window_code
 #include "dialects/common/rows.hpp"
 
 namespace dblock::detail {
@@ -54,8 +54,8 @@ std::optional<marked_holder> connection_marker_liveness::probe(backend& b, const
 
 std::optional<marked_holder> connection_marker_liveness::probe_expiry(backend& b, const std::string& name,
                                                                       const std::string& owner) const {
-  // fence, expires_in_ms, owner, gone: the flag and window code are read from the token
-  // here, as lock_probe_marker.sql's `backed` column computes them on the server.
+  // fence, expires_in_ms, owner, gone: whether the holder keeps a marker, and its window,
+  // are read from the owner token here.
   auto r = b.exec("lock_probe_marker_expiry", {name, owner});
   if (r.rows.empty()) return std::nullopt;
   const auto& row = r.rows[0];
@@ -63,11 +63,10 @@ std::optional<marked_holder> connection_marker_liveness::probe_expiry(backend& b
   m.row.name = name;
   m.row.fence = rows::i64(row, 0, "lock fence");
   m.row.expires_in = std::chrono::milliseconds(rows::i64(row, 1, "lock expires_in_ms"));
-  const std::string_view token = row.at(2) ? std::string_view(*row.at(2)) : std::string_view();
-  std::int64_t backed = 0;
-  if (!token.empty() && token[0] == marker_owner_prefix)
-    backed = (token.size() > 1 ? static_cast<unsigned char>(token[1]) : 0) - 47;  // 1 + the digit
-  read_marker(backed, rows::i64(row, 3, "holder marker gone"), m.backed, m.window_code, m.gone);
+  const auto code = marker_window_code(row.at(2) ? std::string_view(*row.at(2)) : std::string_view());
+  m.backed = code.has_value();
+  m.window_code = code.value_or(0);
+  m.gone = m.backed && rows::i64(row, 3, "holder marker gone") == 1;
   return m;
 }
 
