@@ -199,7 +199,7 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
     if (owner.empty()) owner = detail::random_hex(16);
     std::vector<value> params{scope, key, fp, owner, static_cast<std::int64_t>(o.lease.count()),
                               static_cast<std::int64_t>(o.retention.count())};
-    row = ops.claim(ops.run_claim(b, params));
+    row = ops.claim(ops.run_claim(b, params), {fp, owner});
   }
   if (!row) return std::nullopt;
   const claim_row& c = *row;

@@ -16,8 +16,14 @@
 -- owner <=> VALUES(owner), and expires_at, which the conditions read, is assigned last.
 -- VALUES(created_at) is this statement's UTC_TIMESTAMP(6).
 --
--- One row out (integer and text columns only), as in sql/postgresql/idem_claim.sql
---   outcome, status, attempt, recovery_point, response_code, response_body (hex), retry_after_ms
+-- One row out: the record's own columns as they are after the statement; the library decides
+-- the outcome from them (lib/dialects/mysql/idempotency.cpp), by the rule the other dialects'
+-- claims apply on the server: started when owner is this attempt's token ($4); else mismatch
+-- when fingerprint differs from $3; else in_progress, or replay of a completed or failed record
+-- (its response goes to the same fingerprint only). Computing that here cost more server time
+-- than the columns themselves.
+--   owner, fingerprint, status, attempt, recovery_point, response_code, response_body (hex),
+--   lease_left_us (NULL when the record has no lease; negative when it ran out)
 INSERT INTO dblock_idempotency
   (scope, idem_key, fingerprint, status, owner, attempt, lease_expires_at, recovery_point,
    response_code, response_body, created_at, updated_at, expires_at)
@@ -40,15 +46,5 @@ ON DUPLICATE KEY UPDATE
   updated_at       = IF(owner <=> VALUES(owner), VALUES(updated_at), updated_at),
   expires_at       = IF(owner <=> VALUES(owner), VALUES(expires_at), expires_at)
 RETURNING
-  CASE WHEN owner <=> $4 THEN 'started'
-       WHEN fingerprint <> $3 THEN 'mismatch'
-       WHEN status = 'in_progress' THEN 'in_progress'
-       ELSE 'replay' END AS outcome,
-  status,
-  attempt,
-  recovery_point,
-  CASE WHEN NOT (owner <=> $4) AND fingerprint = $3 AND status <> 'in_progress' THEN response_code END AS response_code,
-  CASE WHEN NOT (owner <=> $4) AND fingerprint = $3 AND status <> 'in_progress' THEN HEX(response_body) END AS response_body,
-  CASE WHEN NOT (owner <=> $4) AND status = 'in_progress' AND lease_expires_at IS NOT NULL
-       THEN GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) / 1000))
-       ELSE 0 END AS retry_after_ms
+  owner, fingerprint, status, attempt, recovery_point, response_code, HEX(response_body),
+  CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) AS SIGNED) AS lease_left_us

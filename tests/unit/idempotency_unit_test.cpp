@@ -186,7 +186,7 @@ detail::result text_row(std::optional<std::string> text) {
 TEST(IdempotencyClaimText, ReadsEveryOutcome) {
   const auto& ops = detail::idempotency_for(dialect::mysql8);
   using claim_text::text_row;
-  auto started = ops.claim(text_row("started in_progress 3 - 0 - +charged ch_1  twice"));
+  auto started = ops.claim(text_row("started in_progress 3 - 0 - +charged ch_1  twice"), {});
   ASSERT_TRUE(started);
   EXPECT_EQ(started->outcome, idempotency_outcome::started);
   EXPECT_EQ(started->attempt, 3);
@@ -194,7 +194,7 @@ TEST(IdempotencyClaimText, ReadsEveryOutcome) {
   EXPECT_FALSE(started->code);
   EXPECT_FALSE(started->body_hex);
 
-  auto replay = ops.claim(text_row("replay failed 1 502 0 x00FF -"));
+  auto replay = ops.claim(text_row("replay failed 1 502 0 x00FF -"), {});
   ASSERT_TRUE(replay);
   EXPECT_EQ(replay->outcome, idempotency_outcome::replay);
   EXPECT_TRUE(replay->failed);
@@ -202,26 +202,91 @@ TEST(IdempotencyClaimText, ReadsEveryOutcome) {
   EXPECT_EQ(replay->body_hex, std::optional<std::string>("00FF"));
   EXPECT_FALSE(replay->recovery_point);
 
-  auto empty_body = ops.claim(text_row("replay completed 2 204 0 x +p"));
+  auto empty_body = ops.claim(text_row("replay completed 2 204 0 x +p"), {});
   ASSERT_TRUE(empty_body);
   EXPECT_EQ(empty_body->body_hex, std::optional<std::string>(""));  // an empty body, not none
   EXPECT_EQ(empty_body->recovery_point, std::optional<std::string>("p"));
 
-  auto busy = ops.claim(text_row("in_progress in_progress 1 - 29750 - -"));
+  auto busy = ops.claim(text_row("in_progress in_progress 1 - 29750 - -"), {});
   ASSERT_TRUE(busy);
   EXPECT_EQ(busy->outcome, idempotency_outcome::in_progress);
   EXPECT_EQ(busy->retry_after_ms, 29750);
 
-  auto other = ops.claim(text_row("mismatch completed 1 - 0 - -"));
+  auto other = ops.claim(text_row("mismatch completed 1 - 0 - -"), {});
   ASSERT_TRUE(other);
   EXPECT_EQ(other->outcome, idempotency_outcome::mismatch);
   EXPECT_FALSE(other->body_hex);  // a mismatch never carries the stored body
 
-  EXPECT_FALSE(ops.claim(detail::result{}));  // no row: the caller claims again
-  EXPECT_FALSE(ops.claim(text_row(std::nullopt)));
-  EXPECT_THROW((void)ops.claim(text_row("replay completed 1")), internal_error);
-  EXPECT_THROW((void)ops.claim(text_row("replay completed 1 200 0 7B -")), internal_error);
-  EXPECT_THROW((void)ops.claim(text_row("done completed 1 200 0 x7B -")), internal_error);
+  EXPECT_FALSE(ops.claim(detail::result{}, {}));  // no row: the caller claims again
+  EXPECT_FALSE(ops.claim(text_row(std::nullopt), {}));
+  EXPECT_THROW((void)ops.claim(text_row("replay completed 1"), {}), internal_error);
+  EXPECT_THROW((void)ops.claim(text_row("replay completed 1 200 0 7B -"), {}), internal_error);
+  EXPECT_THROW((void)ops.claim(text_row("done completed 1 200 0 x7B -"), {}), internal_error);
+}
+
+// MariaDB's claim returns the record's own columns; the outcome is decided in the library.
+namespace claim_raw {
+constexpr const char* mine = "0123456789abcdef0123456789abcdef";
+constexpr const char* fp = "aa00000000000000000000000000000000000000000000000000000000000000";
+constexpr const char* other_fp = "bb00000000000000000000000000000000000000000000000000000000000000";
+detail::claim_sent sent() { return {fp, mine}; }
+// owner, fingerprint, status, attempt, recovery_point, response_code, body hex, lease_left_us
+detail::result raw_row(detail::cell owner, std::string fingerprint, std::string status, std::string attempt,
+                       detail::cell rp, detail::cell code, detail::cell body, detail::cell left_us) {
+  detail::result r;
+  r.rows.push_back({std::move(owner), std::move(fingerprint), std::move(status), std::move(attempt), std::move(rp),
+                    std::move(code), std::move(body), std::move(left_us)});
+  return r;
+}
+}  // namespace claim_raw
+
+TEST(IdempotencyClaimRaw, DecidesEveryOutcomeFromTheRecord) {
+  const auto& ops = detail::idempotency_for(dialect::mysql);
+  using namespace claim_raw;
+  const std::string theirs = "ffffffffffffffffffffffffffffffff";
+
+  auto started = ops.claim(raw_row(mine, fp, "in_progress", "3", "charged", {}, {}, "30000000"), sent());
+  ASSERT_TRUE(started);
+  EXPECT_EQ(started->outcome, idempotency_outcome::started);
+  EXPECT_EQ(started->attempt, 3);
+  EXPECT_EQ(started->recovery_point, std::optional<std::string>("charged"));
+  EXPECT_EQ(started->retry_after_ms, 0);  // our own lease is no reason to wait
+
+  auto replay = ops.claim(raw_row(theirs, fp, "failed", "1", {}, "502", "00FF", {}), sent());
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->outcome, idempotency_outcome::replay);
+  EXPECT_TRUE(replay->failed);
+  EXPECT_EQ(replay->code, std::optional<int>(502));
+  EXPECT_EQ(replay->body_hex, std::optional<std::string>("00FF"));
+
+  auto finished = ops.claim(raw_row({}, fp, "completed", "2", {}, "204", "", {}), sent());  // owner cleared
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(finished->outcome, idempotency_outcome::replay);
+  EXPECT_EQ(finished->body_hex, std::optional<std::string>(""));  // an empty body, not none
+
+  auto busy = ops.claim(raw_row(theirs, fp, "in_progress", "1", {}, {}, {}, "29749001"), sent());
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->outcome, idempotency_outcome::in_progress);
+  EXPECT_EQ(busy->retry_after_ms, 29750);  // rounded up
+  auto lapsing = ops.claim(raw_row(theirs, fp, "in_progress", "1", {}, {}, {}, "-5"), sent());
+  ASSERT_TRUE(lapsing);
+  EXPECT_EQ(lapsing->retry_after_ms, 0);
+
+  auto other = ops.claim(raw_row(theirs, other_fp, "completed", "1", {}, "200", "7B", {}), sent());
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->outcome, idempotency_outcome::mismatch);
+  EXPECT_FALSE(other->body_hex);  // a mismatch never carries the stored body
+  EXPECT_FALSE(other->code);
+  auto other_busy = ops.claim(raw_row(theirs, other_fp, "in_progress", "1", {}, {}, {}, "1000"), sent());
+  ASSERT_TRUE(other_busy);
+  EXPECT_EQ(other_busy->outcome, idempotency_outcome::mismatch);
+  EXPECT_EQ(other_busy->retry_after_ms, 1);
+
+  EXPECT_FALSE(ops.claim(detail::result{}, sent()));  // no row: the caller claims again
+  EXPECT_THROW((void)ops.claim(raw_row(theirs, fp, "done", "1", {}, {}, {}, {}), sent()), internal_error);
+  detail::result short_row;
+  short_row.rows.push_back({detail::cell("started")});
+  EXPECT_THROW((void)ops.claim(short_row, sent()), internal_error);
 }
 
 }  // namespace

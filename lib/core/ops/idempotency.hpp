@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -26,6 +27,13 @@ struct claim_row {
   std::int64_t retry_after_ms = 0;      // in_progress: time left on the live attempt's lease
 };
 
+// What the library sent with a claim ($3 and $4), for a dialect whose claim statement returns
+// the record's own columns and leaves the outcome to the library.
+struct claim_sent {
+  std::string_view fingerprint;
+  std::string_view owner;  // the new attempt's token: the claim is ours when the row holds it
+};
+
 class idempotency_ops {
  public:
   virtual ~idempotency_ops() = default;
@@ -37,13 +45,14 @@ class idempotency_ops {
   }
   // The claim's row; nullopt when the statement returned none (PostgreSQL: the conflicting
   // row was committed after the statement's snapshot, the caller runs it again).
-  [[nodiscard]] virtual std::optional<claim_row> claim(const result& r) const = 0;
+  [[nodiscard]] virtual std::optional<claim_row> claim(const result& r, const claim_sent& sent) const = 0;
   // Whether a claim first sends idem_peek.sql, a read that answers every outcome that
   // writes nothing (replay, mismatch, in progress). Worth it where a read costs far less
   // than the claim's write: SQLite, in process, whose upsert writes even an unchanged row.
   [[nodiscard]] virtual bool peeks_before_claim() const noexcept { return false; }
-  // What idem_peek.sql's row answers (dialects that peek): nullopt when the claim must run.
-  [[nodiscard]] virtual std::optional<claim_row> peek(const result& r) const { return claim(r); }
+  // What idem_peek.sql's row answers (dialects that peek override it): nullopt when the claim
+  // must run.
+  [[nodiscard]] virtual std::optional<claim_row> peek(const result&) const { return std::nullopt; }
   // One row of idem_get.sql (with_body) or idem_list.sql.
   [[nodiscard]] virtual idempotency_record record(const std::vector<cell>& row, bool with_body) const = 0;
 };

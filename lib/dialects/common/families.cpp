@@ -125,7 +125,7 @@ idempotency_status idem_status(const cell& c) {
 }
 }  // namespace
 
-std::optional<claim_row> idempotency_rows::claim(const result& r) const {
+std::optional<claim_row> idempotency_rows::claim(const result& r, const claim_sent&) const {
   if (r.rows.empty()) return std::nullopt;
   const auto& row = r.rows.front();
   if (row.size() < 7) throw internal_error("idem_claim returned " + std::to_string(row.size()) + " columns");
@@ -145,7 +145,7 @@ std::optional<claim_row> idempotency_rows::claim(const result& r) const {
   return c;
 }
 
-std::optional<claim_row> idempotency_claim_text::claim(const result& r) const {
+std::optional<claim_row> idempotency_claim_text::claim(const result& r, const claim_sent& sent) const {
   if (r.rows.empty() || r.rows.front().empty() || !r.rows.front()[0]) return std::nullopt;
   const std::string& text = *r.rows.front()[0];
   // Six space-separated fields, then the recovery point (which may hold spaces) to the end.
@@ -164,7 +164,7 @@ std::optional<claim_row> idempotency_claim_text::claim(const result& r) const {
   result cols;
   cols.rows.push_back({cell(f[0]), cell(f[1]), cell(f[2]), rp == "-" ? cell() : cell(rp.substr(1)),
                        dash_is_null(f[3]), f[5] == "-" ? cell() : cell(f[5].substr(1)), cell(f[4])});
-  return idempotency_rows::claim(cols);
+  return idempotency_rows::claim(cols, sent);
 }
 
 idempotency_record idempotency_rows::record(const std::vector<cell>& row, bool with_body) const {

@@ -79,7 +79,7 @@ class versioned_reads : public optimistic_ops {
 // idem_get.sql / idem_list.sql (the record, its body hex last in idem_get).
 class idempotency_rows : public idempotency_ops {
  public:
-  std::optional<claim_row> claim(const result& r) const override;
+  std::optional<claim_row> claim(const result& r, const claim_sent& sent) const override;
   idempotency_record record(const std::vector<cell>& row, bool with_body) const override;
 };
 
@@ -89,7 +89,7 @@ class idempotency_rows : public idempotency_ops {
 // above.
 class idempotency_claim_text : public idempotency_rows {
  public:
-  std::optional<claim_row> claim(const result& r) const override;
+  std::optional<claim_row> claim(const result& r, const claim_sent& sent) const override;
 };
 
 // The lease-table statements MariaDB and MySQL 8.0 share (sql/mysql*/lock_state.sql,
