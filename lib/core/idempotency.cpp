@@ -202,6 +202,10 @@ std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope
     row = ops.claim(ops.run_claim(b, params), {fp, owner});
   }
   if (!row) return std::nullopt;
+  if (row->expired) {  // counts as absent: drop it, and the caller's next claim inserts the key
+    (void)b.exec("idem_drop_expired", {scope, key});
+    return std::nullopt;
+  }
   const claim_row& c = *row;
   switch (c.outcome) {  // metrics: one event per claim statement
     case idempotency_outcome::started:

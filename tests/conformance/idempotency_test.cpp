@@ -1026,6 +1026,9 @@ TEST_P(IdempotencyConformance, ExpiredRecordIsTreatedAsAbsentBeforeTheReaperDele
   EXPECT_FALSE(rec->expired);
   EXPECT_EQ(rec->fingerprint, fingerprint("a new request"));
   EXPECT_FALSE(rec->response_body);
+  EXPECT_FALSE(rec->response_code);
+  EXPECT_FALSE(rec->recovery_point);
+  EXPECT_GT(rec->created_at_ms, still->created_at_ms) << "a record that starts over is created anew";
 
   // An in-progress attempt past its retention is absent too: its owner can no longer finish.
   idempotency_store tiny(db, brief);
@@ -1036,6 +1039,49 @@ TEST_P(IdempotencyConformance, ExpiredRecordIsTreatedAsAbsentBeforeTheReaperDele
   auto d = s.begin(scope, "k2", fp);
   EXPECT_EQ(d.outcome, idempotency_outcome::started);
   EXPECT_EQ(d.attempt.number, 1);
+}
+
+// Many callers at once on a key whose record is past its retention: exactly one of them starts
+// it over (attempt 1), the others see that attempt in progress; none fails, none replays the
+// expired answer.
+TEST_P(IdempotencyConformance, ExpiredRecordStartsOverOnceUnderConcurrentClaims) {
+  auto db = open();
+  const auto scope = unique_name("expc");
+  const auto fp = fingerprint("x");
+  idempotency_options brief = opts(1ms);  // a completed record is kept 1 ms
+  brief.retention = 1ms;
+  idempotency_store short_retention(db, brief);
+  const int threads = kind() == dialect::sqlite ? 4 : 12;
+  std::vector<database> dbs;
+  for (int t = 0; t < threads; ++t) dbs.push_back(open());
+  for (int round = 0; round < 5; ++round) {
+    const std::string key = "k" + std::to_string(round);
+    auto a = idempotency_store(db).begin(scope, key, fp);
+    ASSERT_TRUE(a.started());
+    ASSERT_EQ(short_retention.complete(a.attempt, {200, "expired answer"}), finish_status::recorded);
+    std::this_thread::sleep_for(20ms);  // let the server's clock pass it
+    std::latch ready(threads);
+    std::atomic<int> started{0}, busy{0}, other{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        try {
+          idempotency_store s(dbs[static_cast<std::size_t>(t)], opts(30s));
+          ready.arrive_and_wait();
+          auto r = s.begin(scope, key, fp);
+          if (r.started() && r.attempt.number == 1) ++started;
+          else if (r.outcome == idempotency_outcome::in_progress) ++busy;
+          else ++other;
+        } catch (const std::exception& e) {
+          ++other;
+          ADD_FAILURE() << e.what();
+        }
+      });
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(started.load(), 1) << "round " << round;
+    EXPECT_EQ(busy.load(), threads - 1) << "round " << round;
+    EXPECT_EQ(other.load(), 0) << "round " << round;
+  }
 }
 
 TEST_P(IdempotencyConformance, GetAndListShowTheOperatorsView) {

@@ -230,12 +230,14 @@ constexpr const char* mine = "0123456789abcdef0123456789abcdef";
 constexpr const char* fp = "aa00000000000000000000000000000000000000000000000000000000000000";
 constexpr const char* other_fp = "bb00000000000000000000000000000000000000000000000000000000000000";
 detail::claim_sent sent() { return {fp, mine}; }
-// owner, fingerprint, status, attempt, recovery_point, response_code, body hex, lease_left_us
+// owner, fingerprint, status, attempt, recovery_point, response_code, body hex, lease_left_us,
+// expired
 detail::result raw_row(detail::cell owner, std::string fingerprint, std::string status, std::string attempt,
-                       detail::cell rp, detail::cell code, detail::cell body, detail::cell left_us) {
+                       detail::cell rp, detail::cell code, detail::cell body, detail::cell left_us,
+                       std::string expired = "0") {
   detail::result r;
   r.rows.push_back({std::move(owner), std::move(fingerprint), std::move(status), std::move(attempt), std::move(rp),
-                    std::move(code), std::move(body), std::move(left_us)});
+                    std::move(code), std::move(body), std::move(left_us), std::move(expired)});
   return r;
 }
 }  // namespace claim_raw
@@ -281,6 +283,11 @@ TEST(IdempotencyClaimRaw, DecidesEveryOutcomeFromTheRecord) {
   ASSERT_TRUE(other_busy);
   EXPECT_EQ(other_busy->outcome, idempotency_outcome::mismatch);
   EXPECT_EQ(other_busy->retry_after_ms, 1);
+
+  auto gone = ops.claim(raw_row(theirs, fp, "completed", "4", {}, "200", "7B", {}, "1"), sent());
+  ASSERT_TRUE(gone);
+  EXPECT_TRUE(gone->expired);  // past its retention: the caller drops it and claims again
+  EXPECT_FALSE(other->expired);
 
   EXPECT_FALSE(ops.claim(detail::result{}, sent()));  // no row: the caller claims again
   EXPECT_THROW((void)ops.claim(raw_row(theirs, fp, "done", "1", {}, {}, {}, {}), sent()), internal_error);

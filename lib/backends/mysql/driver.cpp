@@ -102,11 +102,16 @@ class mysql_driver final : public driver {
       throw internal_error("statement " + st.name + " takes " + std::to_string(st.param_count) + " parameters, got " +
                            std::to_string(params.size()));
     try {
-      auto& ps = prepared_[st.name];
-      if (!ps) {
+      auto& p = prepared_[st.name];
+      if (!p.ps) {
         ++round_trips_;  // COM_STMT_PREPARE, once per connection
-        ps.reset(conn_->prepareStatement(st.text));
+        p.ps.reset(conn_->prepareStatement(st.text));
+        // 1.1's PreparedStatement::getUpdateCount() is unimplemented: the call is picked by
+        // whether the statement has result columns (or a RETURNING clause), decided once here
+        // because getMetaData() builds its metadata anew on every call.
+        p.returns_rows = p.ps->getMetaData()->getColumnCount() > 0 || has_returning(st.text);
       }
+      sql::PreparedStatement* ps = p.ps.get();
       for (std::size_t k = 0; k < st.order.size(); ++k) {
         const auto idx = static_cast<unsigned>(k + 1);
         const value& v = params[static_cast<std::size_t>(st.order[k])];
@@ -116,9 +121,7 @@ class mysql_driver final : public driver {
       }
       ++round_trips_;
       result out;
-      // 1.1's PreparedStatement::getUpdateCount() is unimplemented: pick the call by
-      // whether the prepared statement has result columns (or a RETURNING clause).
-      if (ps->getMetaData()->getColumnCount() > 0 || has_returning(st.text)) {
+      if (p.returns_rows) {
         std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
         read_rows(*rs, out);
       } else {
@@ -205,7 +208,11 @@ class mysql_driver final : public driver {
   sql::Connection* conn_;
   dialect kind_ = dialect::mysql;
   std::string desc_;
-  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> prepared_;
+  struct prepared {
+    std::unique_ptr<sql::PreparedStatement> ps;
+    bool returns_rows = false;  // executeQuery() rather than executeUpdate()
+  };
+  std::map<std::string, prepared> prepared_;
   bool in_tx_ = false;
   bool external_tx_ = false;  // the caller's transaction: never begun, committed or rolled back here
 };

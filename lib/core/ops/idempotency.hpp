@@ -25,6 +25,9 @@ struct claim_row {
   std::optional<std::string> body_hex;  // the stored response body, hex-encoded
   bool failed = false;                  // replay of a record finished as failed
   std::int64_t retry_after_ms = 0;      // in_progress: time left on the live attempt's lease
+  // The claim found a record past its retention and left it (MariaDB): the caller deletes it
+  // (idem_drop_expired.sql) and claims again; the other fields mean nothing.
+  bool expired = false;
 };
 
 // What the library sent with a claim ($3 and $4), for a dialect whose claim statement returns

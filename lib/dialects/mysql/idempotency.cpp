@@ -2,7 +2,8 @@
 // idem_list.sql return the columns every dialect returns alike (lib/dialects/common/
 // families.hpp); the claim (sql/mysql/idem_claim.sql) returns the record's own columns after
 // its upsert, and the outcome is decided here by the rule the other dialects' claims apply on
-// the server.
+// the server. A record past its retention comes back marked expired, for the caller to drop
+// before it claims again.
 #include "dialects/common/families.hpp"
 #include "dialects/common/rows.hpp"
 
@@ -11,11 +12,16 @@ namespace dblock::detail {
 namespace {
 class mysql_idempotency_rows final : public idempotency_rows {
   // owner, fingerprint, status, attempt, recovery_point, response_code, response_body (hex),
-  // lease_left_us.
+  // lease_left_us, expired.
   std::optional<claim_row> claim(const result& r, const claim_sent& sent) const override {
     if (r.rows.empty()) return std::nullopt;
     const auto& row = r.rows.front();
-    if (row.size() < 8) throw internal_error("idem_claim returned " + std::to_string(row.size()) + " columns");
+    if (row.size() < 9) throw internal_error("idem_claim returned " + std::to_string(row.size()) + " columns");
+    if (rows::i64(row, 8, "idem_claim expired") != 0) {
+      claim_row gone;
+      gone.expired = true;
+      return gone;
+    }
     if (!row[1] || !row[2]) throw internal_error("idem_claim returned no fingerprint or status");
     const std::string& status = *row[2];
     if (status != "in_progress" && status != "completed" && status != "failed")
