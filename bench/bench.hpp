@@ -19,6 +19,9 @@ namespace dblock_bench {
 
 enum class size_kind { tiny, full };
 
+// The glibc heap trim threshold every bench process runs with (main.cpp says why).
+inline constexpr int malloc_trim_threshold = 64 << 20;
+
 struct options {
   size_kind size = size_kind::full;
   std::filesystem::path out_dir;

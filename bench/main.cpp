@@ -8,6 +8,7 @@
 //   dblock_bench run [--size full|tiny] [--out DIR] [--only COMBO,...] [--parts PART,...]
 //   dblock_bench contend ...   (internal: one hot-lock contender process)
 //   dblock_bench fleet-proc ...   (internal: one process of the fleet part)
+#include <malloc.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -374,6 +375,7 @@ int run(int argc, char** argv) {
                       {"loadavg_start", load_start},
                       {"loadavg_end", trim(read_file("/proc/loadavg"))},
                       {"dblock", DBLOCK_VERSION},
+                      {"malloc_trim_threshold", malloc_trim_threshold},
                       {"git", command_output("git -C '" + std::string(DBLOCK_BENCH_SOURCE_DIR) +
                                              "' rev-parse --short HEAD 2>/dev/null")},
                       {"options",
@@ -435,6 +437,15 @@ int run(int argc, char** argv) {
 }  // namespace dblock_bench
 
 int main(int argc, char** argv) {
+  // glibc hands free memory at the top of the heap back to the kernel once more than
+  // M_TRIM_THRESHOLD is free there (128 KiB, until the process first frees a block above the
+  // mmap threshold, which raises it). SQLite empties a connection's page cache whenever another
+  // connection wrote, and refills it at the next transaction: with the default threshold, the
+  // connection whose freed cache lands at the heap's top (which one depends on the heap's
+  // layout, not on the SQL) re-faults its pages on every transaction, 170-200 us of CPU per
+  // pair on the reference machine. A fixed threshold makes the figures measure SQL and I/O on
+  // both sides of a comparison (docs/performance.md, "Method").
+  mallopt(M_TRIM_THRESHOLD, dblock_bench::malloc_trim_threshold);
   if (argc >= 2 && std::string(argv[1]) == "contend") return dblock_bench::contender_main(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "fleet-proc") return dblock_bench::fleet_main(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "run") return dblock_bench::run(argc - 1, argv + 1);
