@@ -1,7 +1,8 @@
 // lib/core/ops/idempotency.hpp — the idempotency statement family's rows
-// (sql/<dialect>/idem_claim.sql, idem_get.sql, idem_list.sql) as typed values. Every
-// dialect's statements return the same columns, read once in lib/dialects/common/
-// (idempotency_rows) and handed out per dialect by lib/dialects/<dialect>/idempotency.cpp.
+// (sql/<dialect>/idem_claim.sql, idem_get.sql, idem_list.sql) as typed values. The dialects'
+// statements return the same columns, read once in lib/dialects/common/ (idempotency_rows) and
+// handed out per dialect by lib/dialects/<dialect>/idempotency.cpp, which also reads a claim
+// that differs (MySQL 8.0's one text, MariaDB's raw record columns).
 // Internal.
 #pragma once
 

@@ -74,9 +74,10 @@ class versioned_reads : public optimistic_ops {
   bool fenced_check(backend& b, const statement& check, const value& key, std::int64_t token) const override;
 };
 
-// The idempotency statements' columns, the same on every dialect: idem_claim.sql
-// (outcome, status, attempt, recovery_point, response_code, body hex, retry_after_ms) and
-// idem_get.sql / idem_list.sql (the record, its body hex last in idem_get).
+// The idempotency statements' columns: idem_claim.sql (outcome, status, attempt,
+// recovery_point, response_code, body hex, retry_after_ms; MariaDB's claim returns the record's
+// own columns instead, read by lib/dialects/mysql/idempotency.cpp) and idem_get.sql /
+// idem_list.sql (the record, its body hex last in idem_get), the same on every dialect.
 class idempotency_rows : public idempotency_ops {
  public:
   std::optional<claim_row> claim(const result& r, const claim_sent& sent) const override;
