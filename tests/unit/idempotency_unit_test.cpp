@@ -296,5 +296,49 @@ TEST(IdempotencyClaimRaw, DecidesEveryOutcomeFromTheRecord) {
   EXPECT_THROW((void)ops.claim(short_row, sent()), internal_error);
 }
 
+// SQLite reads the record before it claims (so a replay writes nothing); the read's columns
+// are judged by the same rule, and an attempt of this request whose lease ran out is left to
+// the claim.
+TEST(IdempotencyPeek, SqliteDecidesFromTheRecordRead) {
+  const auto& ops = detail::idempotency_for(dialect::sqlite);
+  ASSERT_TRUE(ops.peeks_before_claim());
+  // same_fingerprint, status, attempt, recovery_point, response_code, body hex, lease_left_ms
+  auto read = [](std::string same, std::string status, detail::cell code, detail::cell body, detail::cell left) {
+    detail::result r;
+    r.rows.push_back({std::move(same), std::move(status), detail::cell("2"), detail::cell("shipped"), std::move(code),
+                      std::move(body), std::move(left)});
+    return r;
+  };
+  auto replay = ops.peek(read("1", "completed", "201", "7B7D", {}));
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->outcome, idempotency_outcome::replay);
+  EXPECT_FALSE(replay->failed);
+  EXPECT_EQ(replay->attempt, 2);
+  EXPECT_EQ(replay->code, std::optional<int>(201));
+  EXPECT_EQ(replay->body_hex, std::optional<std::string>("7B7D"));
+  EXPECT_EQ(replay->recovery_point, std::optional<std::string>("shipped"));
+
+  auto busy = ops.peek(read("1", "in_progress", {}, {}, "1500"));
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->outcome, idempotency_outcome::in_progress);
+  EXPECT_EQ(busy->retry_after_ms, 1500);
+
+  EXPECT_FALSE(ops.peek(read("1", "in_progress", {}, {}, "0")));  // lease ran out: the claim takes over
+  EXPECT_FALSE(ops.peek(read("1", "in_progress", {}, {}, {})));   // reopened (no lease): likewise
+
+  auto other = ops.peek(read("0", "failed", "502", "00", {}));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->outcome, idempotency_outcome::mismatch);
+  EXPECT_FALSE(other->code);  // a mismatch never carries the stored response
+  EXPECT_FALSE(other->body_hex);
+  auto other_lapsed = ops.peek(read("0", "in_progress", {}, {}, "-3"));
+  ASSERT_TRUE(other_lapsed);
+  EXPECT_EQ(other_lapsed->outcome, idempotency_outcome::mismatch);
+  EXPECT_EQ(other_lapsed->retry_after_ms, 0);
+
+  EXPECT_FALSE(ops.peek(detail::result{}));  // a new key: claim it
+  EXPECT_THROW((void)ops.peek(read("1", "done", {}, {}, {})), internal_error);
+}
+
 }  // namespace
 }  // namespace dblock

@@ -167,6 +167,26 @@ std::optional<claim_row> idempotency_claim_text::claim(const result& r, const cl
   return idempotency_rows::claim(cols, sent);
 }
 
+claim_row judge_record(record_seen r, std::string_view what) {
+  if (r.status != "in_progress" && r.status != "completed" && r.status != "failed")
+    throw internal_error(std::string(what) + " returned status '" + std::string(r.status) + "'");
+  const bool in_progress = r.status == "in_progress";
+  claim_row c;
+  c.outcome = r.ours        ? idempotency_outcome::started
+              : !r.same     ? idempotency_outcome::mismatch
+              : in_progress ? idempotency_outcome::in_progress
+                            : idempotency_outcome::replay;
+  c.failed = r.status == "failed";
+  c.attempt = r.attempt;
+  c.recovery_point = std::move(r.recovery_point);
+  if (c.outcome == idempotency_outcome::replay) {
+    c.code = r.code;
+    c.body_hex = std::move(r.body_hex);
+  }
+  if (!r.ours && in_progress) c.retry_after_ms = std::max<std::int64_t>(0, r.lease_left_ms);
+  return c;
+}
+
 idempotency_record idempotency_rows::record(const std::vector<cell>& row, bool with_body) const {
   if (row.size() < (with_body ? 16u : 15u)) throw internal_error("idempotency record row is too short");
   idempotency_record r;

@@ -3,6 +3,11 @@
 // from, so each behaviour is written once. Internal.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "core/ops/election.hpp"
 #include "core/ops/idempotency.hpp"
 #include "core/ops/holders.hpp"
@@ -83,6 +88,26 @@ class idempotency_rows : public idempotency_ops {
   std::optional<claim_row> claim(const result& r, const claim_sent& sent) const override;
   idempotency_record record(const std::vector<cell>& row, bool with_body) const override;
 };
+
+// A record as a claim or a read before it found it, for the dialects whose statement returns
+// the record's own columns (MariaDB's claim, SQLite's read before its claim) and leaves the
+// outcome to the library. PostgreSQL's and MySQL 8.0's claims apply the same rule in SQL.
+struct record_seen {
+  bool ours = false;        // owner is the token this claim sent: the claim started an attempt
+  bool same = false;        // the record's fingerprint is this request's
+  std::string_view status;  // in_progress, completed or failed
+  std::int64_t attempt = 0;
+  std::optional<std::string> recovery_point;
+  std::optional<int> code;
+  std::optional<std::string> body_hex;
+  std::int64_t lease_left_ms = 0;  // time left on the record's attempt lease (<= 0: none left)
+};
+
+// The claim's outcome rule: started when ours; else mismatch when the fingerprint differs;
+// else in progress; else a replay of the completed or failed record. The stored response goes
+// to a replay only (the same request); an attempt of someone else still in progress reports
+// the time left on its lease. `what` names the statement in the error for an unknown status.
+[[nodiscard]] claim_row judge_record(record_seen r, std::string_view what);
 
 // MySQL 8.0: the claim is SELECT dblock_idem_claim(...) (migration 0011), one text
 // "outcome status attempt code retry_after_ms body recovery_point" (code '-' or a number;

@@ -1,8 +1,8 @@
 // lib/dialects/mysql/idempotency.cpp — the idempotency rows on MariaDB. idem_get.sql and
 // idem_list.sql return the columns every dialect returns alike (lib/dialects/common/
 // families.hpp); the claim (sql/mysql/idem_claim.sql) returns the record's own columns after
-// its upsert, and the outcome is decided here by the rule the other dialects' claims apply on
-// the server. A record past its retention comes back marked expired, for the caller to drop
+// its upsert, read here; the outcome is decided by judge_record (families.hpp), the rule the
+// other dialects' claims apply on the server. A record past its retention comes back marked expired, for the caller to drop
 // before it claims again.
 #include "dialects/common/families.hpp"
 #include "dialects/common/rows.hpp"
@@ -23,30 +23,18 @@ class mysql_idempotency_rows final : public idempotency_rows {
       return gone;
     }
     if (!row[1] || !row[2]) throw internal_error("idem_claim returned no fingerprint or status");
-    const std::string& status = *row[2];
-    if (status != "in_progress" && status != "completed" && status != "failed")
-      throw internal_error("idem_claim returned status '" + status + "'");
-    const bool ours = row[0] && *row[0] == sent.owner;
-    const bool same = *row[1] == sent.fingerprint;
-    const bool in_progress = status == "in_progress";
-    claim_row c;
-    c.outcome = ours          ? idempotency_outcome::started
-                : !same       ? idempotency_outcome::mismatch
-                : in_progress ? idempotency_outcome::in_progress
-                              : idempotency_outcome::replay;
-    c.failed = status == "failed";
-    c.attempt = rows::i64(row, 3, "idem_claim attempt");
-    c.recovery_point = row[4];
-    if (c.outcome == idempotency_outcome::replay) {  // the stored response goes to the same request only
-      if (row[5]) c.code = static_cast<int>(rows::i64(row, 5, "idem_claim response_code"));
-      c.body_hex = row[6];
-    }
-    // Another attempt's live lease: the time left on it, whole milliseconds rounded up.
-    if (!ours && in_progress) {
-      if (const auto left_us = parse_int_cell_or_null(row[7], "idem_claim lease_left_us"); left_us && *left_us > 0)
-        c.retry_after_ms = (*left_us + 999) / 1000;
-    }
-    return c;
+    record_seen seen;
+    seen.ours = row[0] && *row[0] == sent.owner;
+    seen.same = *row[1] == sent.fingerprint;
+    seen.status = *row[2];
+    seen.attempt = rows::i64(row, 3, "idem_claim attempt");
+    seen.recovery_point = row[4];
+    if (row[5]) seen.code = static_cast<int>(rows::i64(row, 5, "idem_claim response_code"));
+    seen.body_hex = row[6];
+    // The lease's time left in whole milliseconds, rounded up.
+    if (const auto left_us = parse_int_cell_or_null(row[7], "idem_claim lease_left_us"); left_us && *left_us > 0)
+      seen.lease_left_ms = (*left_us + 999) / 1000;
+    return judge_record(std::move(seen), "idem_claim");
   }
 };
 }  // namespace
