@@ -1,8 +1,11 @@
 // lib/core/util.cpp — identifier validation (dblock/util.hpp) and quoting
 // (core/catalog.hpp), and the OpenSSL helpers of crypto.hpp.
 #include <openssl/evp.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -81,11 +84,48 @@ std::int64_t sha256_int64(std::string_view bytes) {
   return r;
 }
 
+namespace {
+// Random tokens are drawn from a per-thread pool that RAND_bytes fills 1 KiB at a time: one
+// RAND_bytes call costs about 2 µs whatever its size (OpenSSL 3 checks for a fork with
+// getpid(), a system call, and runs its DRBG), which was a visible share of an idempotency
+// claim's client time. A fork (pthread_atfork) empties every pool of the child, so a child
+// never hands out bytes its parent also holds; bytes handed out are wiped from the pool.
+std::atomic<std::uint64_t> fork_generation{0};
+void on_fork_child() noexcept { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+struct random_pool {
+  unsigned char bytes[1024];
+  std::size_t used = sizeof bytes;  // empty
+  std::uint64_t generation = 0;
+  ~random_pool() { OPENSSL_cleanse(bytes, sizeof bytes); }
+};
+
+void random_bytes(unsigned char* out, std::size_t n) {
+  static const int registered = ::pthread_atfork(nullptr, nullptr, on_fork_child);
+  thread_local random_pool pool;
+  if (registered != 0 || n > sizeof pool.bytes) {  // no fork handler: no pool
+    if (RAND_bytes(out, static_cast<int>(n)) != 1) throw internal_error("OpenSSL RAND_bytes failed");
+    return;
+  }
+  const auto generation = fork_generation.load(std::memory_order_relaxed);
+  if (pool.generation != generation || sizeof pool.bytes - pool.used < n) {
+    if (RAND_bytes(pool.bytes, static_cast<int>(sizeof pool.bytes)) != 1)
+      throw internal_error("OpenSSL RAND_bytes failed");
+    pool.used = 0;
+    pool.generation = generation;
+  }
+  std::memcpy(out, pool.bytes + pool.used, n);
+  OPENSSL_cleanse(pool.bytes + pool.used, n);
+  pool.used += n;
+}
+}  // namespace
+
 std::string random_hex(std::size_t bytes) {
   std::string raw(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
-    throw internal_error("OpenSSL RAND_bytes failed");
-  return to_hex(raw);
+  random_bytes(reinterpret_cast<unsigned char*>(raw.data()), bytes);
+  const auto hex = to_hex(raw);
+  OPENSSL_cleanse(raw.data(), raw.size());
+  return hex;
 }
 
 }  // namespace detail

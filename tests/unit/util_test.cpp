@@ -3,7 +3,12 @@
 // (core/crypto.hpp).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "cli/args.hpp"
 #include "core/catalog.hpp"
@@ -105,6 +110,53 @@ TEST(Crypto, RandomTokensAreHexAndDistinct) {
     seen.insert(t);
   }
   EXPECT_EQ(seen.size(), 100u);
+}
+
+// Tokens come from a per-thread pool of random bytes: across threads and pool refills (64
+// tokens of 16 bytes per KiB), every token is new, and odd sizes and one larger than the pool
+// work too.
+TEST(Crypto, RandomTokensAreDistinctAcrossThreadsAndRefills) {
+  constexpr int threads = 4, per_thread = 1000;
+  std::vector<std::vector<std::string>> got(threads);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&got, t] {
+      for (int i = 0; i < per_thread; ++i) got[t].push_back(detail::random_hex(i % 7 == 0 ? 15 : 16));
+    });
+  for (auto& t : ts) t.join();
+  std::set<std::string> seen;
+  for (const auto& v : got) seen.insert(v.begin(), v.end());
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(threads * per_thread));
+  EXPECT_EQ(detail::random_hex(2000).size(), 4000u);
+}
+
+// A forked child must not hand out the bytes its parent holds in its pool: the parent's next
+// token and the child's first one differ.
+TEST(Crypto, ForkedChildDrawsOtherTokensThanItsParent) {
+  (void)detail::random_hex(16);  // the pool now holds bytes for the next tokens
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const auto t = detail::random_hex(16);
+    const bool ok = ::write(fds[1], t.data(), t.size()) == static_cast<ssize_t>(t.size());
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(fds[1]);
+  const auto mine = detail::random_hex(16);
+  std::string child(32, '\0');
+  std::size_t got = 0;
+  while (got < child.size()) {
+    const auto n = ::read(fds[0], child.data() + got, child.size() - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_EQ(got, child.size());
+  EXPECT_NE(child, mine);
 }
 
 }  // namespace
