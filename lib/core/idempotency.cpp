@@ -189,7 +189,7 @@ using detail::claim_row;
 // One claim statement. nullopt: no row (PostgreSQL: the conflicting row was committed after
 // the statement's snapshot; the caller runs it again). `owner` is the new attempt's token,
 // drawn here when first needed: a replay answered by the read before the claim (SQLite)
-// needs none, and RAND_bytes is the largest client-side cost of such a replay.
+// needs none (tokens come from a per-thread pool that RAND_bytes refills, core/crypto.hpp).
 std::optional<claim_row> claim_once(detail::backend& b, const std::string& scope, const std::string& key,
                                     const std::string& fp, std::string& owner, const idempotency_options& o) {
   const auto& ops = detail::idempotency_for(b.kind());

@@ -2,8 +2,8 @@
 // idem_list.sql return the columns every dialect returns alike (lib/dialects/common/
 // families.hpp); the claim (sql/mysql/idem_claim.sql) returns the record's own columns after
 // its upsert, read here; the outcome is decided by judge_record (families.hpp), the rule the
-// other dialects' claims apply on the server. A record past its retention comes back marked expired, for the caller to drop
-// before it claims again.
+// other dialects' claims apply on the server. A record past its retention comes back marked
+// expired, for the caller to drop before it claims again.
 #include "dialects/common/families.hpp"
 #include "dialects/common/rows.hpp"
 
