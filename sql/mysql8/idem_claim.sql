@@ -1,4 +1,6 @@
--- sql/mysql8/idem_claim.sql — idempotency begin() and run_once() claim, one round trip.
+-- sql/mysql8/idem_claim.sql — idempotency claim inside a transaction (run_once(), begin() in
+-- a transaction), and begin()'s second statement when idem_claim_insert.sql answered NULL (a
+-- record past its retention or open to a takeover). One round trip.
 -- $1 scope, $2 key, $3 fingerprint (SHA-256, lower-case hex), $4 owner token of the new
 -- attempt, $5 lease in ms, $6 retention in ms.
 --

@@ -304,6 +304,15 @@ TEST(Split, MySQLStoredRoutinesWithBeginEnd) {
     EXPECT_TRUE(st[1].starts_with("CREATE FUNCTION dblock_idem_claim")) << st[1];
     EXPECT_TRUE(st[1].ends_with("END")) << st[1];
   }
+  // MySQL 8.0 migration 0012: one DROP / CREATE pair, the function whole.
+  {
+    const char* text = find_embedded("migrations/mysql8/0012_idem_claim_insert_first.sql");
+    ASSERT_NE(text, nullptr);
+    auto st = split_statements(text);
+    ASSERT_EQ(st.size(), 2u);
+    EXPECT_TRUE(st[1].starts_with("CREATE FUNCTION dblock_idem_claim_insert")) << st[1];
+    EXPECT_TRUE(st[1].ends_with("END")) << st[1];
+  }
   // MariaDB and MySQL 8.0 migration 0010: three DROP / CREATE pairs.
   for (const char* path : {"migrations/mysql/0010_holders_one_statement.sql", "migrations/mysql8/0010_holders_one_statement.sql"}) {
     const char* text = find_embedded(path);

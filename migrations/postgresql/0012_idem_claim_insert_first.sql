@@ -1,0 +1,4 @@
+-- dblock schema 0012: on MySQL 8.0 this step creates a second idempotency claim function that
+-- inserts first (migrations/mysql8/0012_idem_claim_insert_first.sql). This dialect's claim is
+-- unchanged; the step exists so that every dialect keeps the same numbered schema steps.
+SELECT 1;

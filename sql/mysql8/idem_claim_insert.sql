@@ -1,0 +1,14 @@
+-- sql/mysql8/idem_claim_insert.sql — idempotency begin() claim outside a transaction, one
+-- round trip for a new key, a replay, a mismatch and a live attempt in progress.
+-- $1 scope, $2 key, $3 fingerprint (SHA-256, lower-case hex), $4 owner token of the new
+-- attempt, $5 lease in ms, $6 retention in ms.
+--
+-- The stored function dblock_idem_claim_insert (migration 0012_idem_claim_insert_first.sql)
+-- inserts the key first; on a duplicate it reads the record and reports it, unless the record
+-- is past its retention or open to a takeover: then it answers NULL and the library sends
+-- idem_claim.sql (a second round trip, on that rare path). Inside a transaction the library
+-- sends idem_claim.sql alone (the duplicate check's shared lock would last until commit).
+--
+-- One row, one text, as idem_claim.sql's (lib/dialects/common/families.cpp), or NULL
+--   outcome status attempt code retry_after_ms body recovery_point
+SELECT dblock_idem_claim_insert($1, $2, $3, $4, CAST($5 AS SIGNED), CAST($6 AS SIGNED))
