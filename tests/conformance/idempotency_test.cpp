@@ -433,6 +433,69 @@ TEST_P(IdempotencyConformance, TakeoverAfterLeaseLapsesWithAttemptTwoAndRecovery
   EXPECT_EQ(rep.attempt.number, 2);
 }
 
+// Many claims of one attempt whose lease lapsed, at once: exactly one takes it over. Outside
+// a transaction (begin) the others see it in progress; inside their own transactions
+// (run_once) the others wait for the winner's commit and replay its answer. No claim fails:
+// none is chosen as a deadlock victim (on MySQL 8.0 a takeover must not run under the shared
+// lock an insert's duplicate check leaves, which inside a transaction lasts until commit).
+TEST_P(IdempotencyConformance, ConcurrentTakeoversOfALapsedAttemptStartOneAndNeverDeadlock) {
+  auto db = open();
+  const auto scope = unique_name("cto");
+  const auto fp = fingerprint("refund 3 EUR");
+  const int threads = kind() == dialect::sqlite ? 4 : 12;
+  std::vector<database> dbs;
+  for (int t = 0; t < threads; ++t) dbs.push_back(open());
+  idempotency_store short_lease(db, opts(1ms));
+  for (int round = 0; round < 3; ++round) {
+    for (const bool in_transaction : {false, true}) {
+      const std::string key = std::string(in_transaction ? "tx" : "auto") + std::to_string(round);
+      ASSERT_TRUE(short_lease.begin(scope, key, fp).started());
+      std::this_thread::sleep_for(20ms);  // let the server's clock pass the 1 ms lease
+      std::latch ready(threads);
+      std::atomic<int> started{0}, in_progress{0}, replay{0}, ran{0}, failed{0};
+      std::vector<std::thread> ts;
+      for (int t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+          auto& mine = dbs[static_cast<std::size_t>(t)];
+          idempotency_store s(mine, opts(30s));
+          try {
+            ready.arrive_and_wait();
+            idempotency_outcome got{};
+            if (in_transaction) {
+              transact(mine, [&](transaction_ref tx) {
+                got = s.run_once(tx, scope, key, fp, [&](transaction_ref) {
+                       ++ran;
+                       return idempotent_response{200, "refunded"};
+                     }).outcome;
+              });
+            } else {
+              got = s.begin(scope, key, fp).outcome;
+            }
+            if (got == idempotency_outcome::started) ++started;
+            else if (got == idempotency_outcome::in_progress) ++in_progress;
+            else if (got == idempotency_outcome::replay) ++replay;
+          } catch (const std::exception& e) {
+            ++failed;
+            ADD_FAILURE() << (in_transaction ? "run_once: " : "begin: ") << e.what();
+          }
+        });
+      for (auto& t : ts) t.join();
+      const std::string where = std::string(in_transaction ? "run_once" : "begin") + ", round " + std::to_string(round);
+      EXPECT_EQ(failed.load(), 0) << where;
+      EXPECT_EQ(started.load(), 1) << where;
+      if (in_transaction) {
+        EXPECT_EQ(ran.load(), 1) << where;
+        EXPECT_EQ(replay.load(), threads - 1) << where;
+      } else {
+        EXPECT_EQ(in_progress.load(), threads - 1) << where;
+      }
+      auto rec = short_lease.get(scope, key);
+      ASSERT_TRUE(rec) << where;
+      EXPECT_EQ(rec->attempt, 2) << where;
+    }
+  }
+}
+
 TEST_P(IdempotencyConformance, OwnerMayFinishAfterItsLeaseLapsedWhileNobodyTookOver) {
   auto db = open();
   const auto scope = unique_name("late");
