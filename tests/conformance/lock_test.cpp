@@ -332,8 +332,8 @@ TEST_P(LockConformance, RoundTripsPerOperation) {
   }
   (void)other.try_acquire(warm);
   const auto name = unique_name("rt");
-  // One statement on every dialect (MariaDB: the upsert's RETURNING carries the outcome) but
-  // MySQL 8.0's: the upsert, the fence draw, the fence set (a new grant only), the read.
+  // One statement on every dialect (MariaDB: the upsert's RETURNING carries the outcome;
+  // MySQL 8.0: a stored function writes, draws the fence and reads the row back).
   const std::uint64_t grant = acquire_trips(true), other_try = acquire_trips(false);
   std::optional<lease> l;
   EXPECT_EQ(round_trips_of(db, [&] { l = s.try_acquire(name); }), grant) << "fresh grant";
