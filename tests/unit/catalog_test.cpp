@@ -295,22 +295,16 @@ TEST(Split, MySQLStoredRoutinesWithBeginEnd) {
   const std::string pg = "CREATE FUNCTION h() RETURNS int AS $$ BEGIN RETURN 1; END $$ LANGUAGE plpgsql";
   const std::string pg_sql = "CREATE FUNCTION k() RETURNS int AS 'SELECT 1' LANGUAGE sql";
   EXPECT_EQ(split_statements(pg + ";\n" + pg_sql + ";\nSELECT 2;"), (std::vector<std::string>{pg, pg_sql, "SELECT 2"}));
-  // MySQL 8.0 migration 0011: one DROP / CREATE pair, the function whole.
-  {
-    const char* text = find_embedded("migrations/mysql8/0011_idem_claim_read_first.sql");
-    ASSERT_NE(text, nullptr);
+  // MySQL 8.0 migrations 0011, 0012 and 0013: one DROP / CREATE pair each, the function whole.
+  for (const auto& [path, create] :
+       {std::pair{"migrations/mysql8/0011_idem_claim_read_first.sql", "CREATE FUNCTION dblock_idem_claim("},
+        std::pair{"migrations/mysql8/0012_idem_claim_insert_first.sql", "CREATE FUNCTION dblock_idem_claim_insert("},
+        std::pair{"migrations/mysql8/0013_lock_grant_one_statement.sql", "CREATE FUNCTION dblock_lock_grant("}}) {
+    const char* text = find_embedded(path);
+    ASSERT_NE(text, nullptr) << path;
     auto st = split_statements(text);
-    ASSERT_EQ(st.size(), 2u);
-    EXPECT_TRUE(st[1].starts_with("CREATE FUNCTION dblock_idem_claim")) << st[1];
-    EXPECT_TRUE(st[1].ends_with("END")) << st[1];
-  }
-  // MySQL 8.0 migration 0012: one DROP / CREATE pair, the function whole.
-  {
-    const char* text = find_embedded("migrations/mysql8/0012_idem_claim_insert_first.sql");
-    ASSERT_NE(text, nullptr);
-    auto st = split_statements(text);
-    ASSERT_EQ(st.size(), 2u);
-    EXPECT_TRUE(st[1].starts_with("CREATE FUNCTION dblock_idem_claim_insert")) << st[1];
+    ASSERT_EQ(st.size(), 2u) << path;
+    EXPECT_TRUE(st[1].starts_with(create)) << st[1];
     EXPECT_TRUE(st[1].ends_with("END")) << st[1];
   }
   // MariaDB and MySQL 8.0 migration 0010: three DROP / CREATE pairs.
