@@ -13,7 +13,7 @@
 -- found duplicate, for the rest of the transaction. Two claims updating the same record after
 -- that would each wait for the other's shared lock, a deadlock. Outside a transaction the
 -- statement's locks end with it, so dblock_idem_claim's upsert, sent next, queues on the
--- row's exclusive lock as before. Inside a transaction (run_once) they would last until
+-- row's exclusive lock behind the others. Inside a transaction (run_once) they would last until
 -- commit, so there the library sends dblock_idem_claim alone, which reads without a lock.
 -- IGNORE turns only the duplicate key into a warning here: every other value was checked by
 -- the library before it was sent (lengths, fingerprint, token), within the columns' sizes.

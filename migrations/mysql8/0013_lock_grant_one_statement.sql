@@ -2,9 +2,9 @@
 -- statement. On MySQL 8.0 an INSERT returns no rows and there are no sequences, so a grant
 -- is an upsert that writes the row (a new grant with fence 0, "not drawn yet"), a draw from
 -- the fence counter and the fence's write while the row is ours, and a read of the row.
--- As separate autocommit statements that was four round trips and three commits for a new
--- grant; inside dblock_lock_grant it is one statement, one commit (sql/mysql8/lock_acquire.sql:
--- SELECT dblock_lock_grant(...)). The steps and their order are those the statements had:
+-- As separate autocommit statements a new grant would take four round trips and three
+-- commits; inside dblock_lock_grant it is one statement, one commit (sql/mysql8/lock_acquire.sql:
+-- SELECT dblock_lock_grant(...)). The steps, in this order:
 --   upsert - acquire or re-enter lease lock p_name for owner p_owner with a TTL of p_ttl_ms;
 --            p_holder = holder text; p_delay_ms = the holder's lock delay, already included in
 --            p_ttl_ms, stored for `dblock locks`; p_line_bound = the line bound: the row is

@@ -10,7 +10,7 @@
 -- expired row or a re-entry; a live row of another owner is left exactly as it was), then,
 -- for a new grant only, the draw of its fence from the fence counter while the row is ours,
 -- and reads the row back. On MySQL 8.0 an INSERT returns no rows and there are no sequences;
--- as separate statements this was four round trips and three commits.
+-- as separate statements a new grant would take four round trips and three commits.
 --
 -- One row, one text, fields separated by single spaces, the holder last:
 --   granted fence holds expires_in_ms lock_delay_ms expires_at holder
