@@ -146,18 +146,14 @@ std::optional<claim_row> idempotency_rows::claim(const result& r, const claim_se
 }
 
 std::optional<claim_row> idempotency_claim_text::claim(const result& r, const claim_sent& sent) const {
-  if (r.rows.empty() || r.rows.front().empty() || !r.rows.front()[0]) return std::nullopt;
-  const std::string& text = *r.rows.front()[0];
+  const std::string* answer = rows::first_text(r);
+  if (!answer) return std::nullopt;
+  const std::string& text = *answer;
   // Six space-separated fields, then the recovery point (which may hold spaces) to the end.
-  std::vector<std::string> f;
-  std::size_t pos = 0;
-  for (int i = 0; i < 6; ++i) {
-    const auto sp = text.find(' ', pos);
-    if (sp == std::string::npos) throw internal_error("idem_claim returned '" + idem::printable(text) + "'");
-    f.push_back(text.substr(pos, sp - pos));
-    pos = sp + 1;
-  }
-  const std::string rp = text.substr(pos);
+  const auto fields = rows::split_answer(text, 6);
+  if (!fields) throw internal_error("idem_claim returned '" + idem::printable(text) + "'");
+  const auto& f = *fields;
+  const std::string& rp = f[6];
   auto dash_is_null = [](const std::string& v) { return v == "-" ? cell() : cell(v); };
   if ((f[5] != "-" && !f[5].starts_with("x")) || (rp != "-" && !rp.starts_with("+")))
     throw internal_error("idem_claim returned '" + idem::printable(text) + "'");

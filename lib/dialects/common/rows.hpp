@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,28 @@ namespace dblock::detail::rows {
 [[nodiscard]] inline std::int64_t first_int(const result& r, std::string_view what) {
   if (r.rows.empty() || r.rows[0].empty()) return 0;
   return parse_int_cell_or_null(r.rows[0][0], what).value_or(0);
+}
+
+// The first row's first cell as text; nullptr for no row or NULL (a stored function's answer
+// that says "nothing").
+[[nodiscard]] inline const std::string* first_text(const result& r) {
+  return r.rows.empty() || r.rows[0].empty() || !r.rows[0][0] ? nullptr : &*r.rows[0][0];
+}
+
+// A stored function's one-text answer: `n` fields separated by single spaces, then the rest of
+// the text (which may hold spaces, or be empty) as one more field. nullopt when the text has
+// fewer than `n` spaces.
+[[nodiscard]] inline std::optional<std::vector<std::string>> split_answer(const std::string& text, int n) {
+  std::vector<std::string> f;
+  std::size_t pos = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto sp = text.find(' ', pos);
+    if (sp == std::string::npos) return std::nullopt;
+    f.push_back(text.substr(pos, sp - pos));
+    pos = sp + 1;
+  }
+  f.push_back(text.substr(pos));
+  return f;
 }
 
 inline std::int64_t i64(const std::vector<cell>& r, std::size_t col, std::string_view what) {

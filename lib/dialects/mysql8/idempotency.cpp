@@ -8,6 +8,7 @@
 // Inside a transaction it sends idem_claim.sql alone: the insert's duplicate check leaves a
 // shared lock until commit, on which two takeovers of one record would deadlock.
 #include "dialects/common/families.hpp"
+#include "dialects/common/rows.hpp"
 
 namespace dblock::detail {
 
@@ -16,7 +17,7 @@ class mysql8_idempotency_rows final : public idempotency_claim_text {
   result run_claim(backend& b, const std::vector<value>& params) const override {
     if (b.raw().in_transaction()) return b.exec("idem_claim", params);
     result r = b.exec("idem_claim_insert", params);
-    if (r.rows.empty() || r.rows.front().empty() || !r.rows.front()[0]) return b.exec("idem_claim", params);
+    if (!rows::first_text(r)) return b.exec("idem_claim", params);
     return r;
   }
 };

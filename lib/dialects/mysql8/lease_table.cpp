@@ -21,15 +21,10 @@ constexpr rows::lock_columns state_cols{
 // "granted fence holds expires_in_ms lock_delay_ms expires_at holder": six fields separated
 // by single spaces, then the holder (which may hold spaces, or be empty) to the end.
 std::vector<cell> grant_fields(const std::string& text) {
-  std::vector<std::string> f;
-  std::size_t pos = 0;
-  for (int i = 0; i < 6; ++i) {
-    const auto sp = text.find(' ', pos);
-    if (sp == std::string::npos) throw internal_error("lock_acquire returned '" + text + "'");
-    f.push_back(text.substr(pos, sp - pos));
-    pos = sp + 1;
-  }
-  return {cell(f[0]), cell(f[1]), cell(f[2]), cell(text.substr(pos)), cell(f[5]), cell(f[3]), cell(f[4])};
+  const auto f = rows::split_answer(text, 6);
+  if (!f) throw internal_error("lock_acquire returned '" + text + "'");
+  const auto& v = *f;
+  return {cell(v[0]), cell(v[1]), cell(v[2]), cell(v[6]), cell(v[5]), cell(v[3]), cell(v[4])};
 }
 
 class mysql8_table final : public mysql_family_table {
@@ -38,8 +33,9 @@ class mysql8_table final : public mysql_family_table {
     // One statement: a failure (a deadlock victim, a Galera certification conflict) took the
     // row it wrote back with it, and retry_conflicts may simply run it again.
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
-    if (res.rows.empty() || res.rows.front().empty() || !res.rows.front()[0]) return {};  // no row: refused by the line
-    const auto row = grant_fields(*res.rows.front()[0]);
+    const std::string* answer = rows::first_text(res);
+    if (!answer) return {};  // no row: refused by the line
+    const auto row = grant_fields(*answer);
     return {rows::i64(row, 0, "lock granted") == 1, rows::lock_row(r.name, row, state_cols)};
   }
 };
