@@ -225,6 +225,21 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
                             });
                           }});
     }
+    if (x->raw->line_twins()) {
+      lock_ops.push_back({"acquire_release_line_raw", [x] {
+                            return timed([x] {
+                              return x->raw->acquire_in_line("bench:pair:line", x->raw_owner, 600'000) &&
+                                     x->raw->release("bench:pair:line", x->raw_owner);
+                            });
+                          }});
+      lock_ops.push_back({"acquire_release_line_fenced_raw", [x] {
+                            return timed([x] {
+                              return x->raw->acquire_in_line_fenced("bench:pair:line_fenced", x->raw_owner,
+                                                                    600'000) &&
+                                     x->raw->release("bench:pair:line_fenced", x->raw_owner);
+                            });
+                          }});
+    }
     add_group(x, "lock", std::move(lock_ops));
 
     // Read-write lock and semaphore pairs (a group of their own: the lock group's order and
@@ -416,6 +431,12 @@ void run_micro(const options& o, const std::vector<combo>& combos, report& rep) 
     if (x->c.kind == dblock::dialect::postgresql)
       emit(x, "acquire_release_async", "acquire_release_async_raw",
            "the hand-written pair whose release skips its WAL flush (dblock's default, async_release)");
+    if (x->raw->line_twins()) {
+      emit(x, "acquire_release_line_raw", "acquire_release_raw",
+           "the hand-written pair, whose upsert has no wait-line probe");
+      emit(x, "acquire_release_line_fenced_raw", "acquire_release_raw",
+           "the hand-written pair, whose upsert has no wait-line probe");
+    }
     emit(x, "rw_pair_raw", "round_trip", "SELECT 1");
     emit(x, "rw_pair", "rw_pair_raw", "a hand-written read grant (one INSERT ... SELECT) and its DELETE");
     emit(x, "permit_pair_raw", "round_trip", "SELECT 1");

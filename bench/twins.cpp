@@ -182,6 +182,33 @@ ON DUPLICATE KEY UPDATE
   owner       = IF(expires_at <= UTC_TIMESTAMP(6), ?, owner),
   expires_at  = IF(owner = ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, expires_at))";
 constexpr const char* my8_read = "SELECT owner, fence FROM dblock_locks WHERE name = ?";
+// The wait-line steps (twins.hpp, acquire_in_line): the twin's upsert, refused (an error)
+// while a live waiter of the name holds a ticket; the bound is a try's without a ticket.
+constexpr const char* my_line_probe =
+    "IF(EXISTS(SELECT 1 FROM dblock_lock_waiters WHERE name = ? AND expires_at > UTC_TIMESTAMP(6) "
+    "AND ticket < 9223372036854775807), NULL, ?)";
+// Then dblock's grant (sql/mysql/lock_acquire.sql) with its two passes as two VALUES rows.
+// Parameters: name (probe), name, owner, TTL ms, holder, lock delay ms; name, owner, TTL ms,
+// holder, lock delay ms; owner.
+constexpr const char* my_acquire_line_fenced = R"(
+INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
+VALUES (IF(EXISTS(SELECT 1 FROM dblock_lock_waiters WHERE name = ? AND expires_at > UTC_TIMESTAMP(6) AND ticket < 9223372036854775807), NULL, ?), ?, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL (CAST(? AS SIGNED) * 1000) MICROSECOND, ?, ?), (?, ?, 1, -1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL (CAST(? AS SIGNED) * 1000) MICROSECOND, ?, ?)
+ON DUPLICATE KEY UPDATE
+  holds       = IF(VALUES(fence) < 0, holds,
+                   IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
+                      IF(expires_at <= UTC_TIMESTAMP(6), 1, holds))),
+  fence       = IF(VALUES(fence) < 0, IF(owner = VALUES(owner) AND fence = 0, NEXTVAL(dblock_fence_seq), fence),
+                   IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), fence,
+                      IF(expires_at <= UTC_TIMESTAMP(6), 0, fence))),
+  acquired_at = IF(VALUES(fence) = 0 AND expires_at <= UTC_TIMESTAMP(6), VALUES(acquired_at), acquired_at),
+  holder      = IF(VALUES(fence) = 0 AND (expires_at <= UTC_TIMESTAMP(6) OR owner = VALUES(owner)),
+                   VALUES(holder), holder),
+  owner       = IF(VALUES(fence) = 0 AND expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner),
+  expires_at  = IF(VALUES(fence) = 0 AND owner = VALUES(owner), VALUES(expires_at), expires_at),
+  lock_delay_ms = IF(VALUES(fence) = 0 AND owner = VALUES(owner), VALUES(lock_delay_ms), lock_delay_ms)
+RETURNING IF(owner = ? AND expires_at > UTC_TIMESTAMP(6), 1, 0) AS granted, fence, holds, holder,
+          DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS expires_at_text,
+          CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED) AS expires_in_ms)";
 constexpr const char* my_release = "DELETE FROM dblock_locks WHERE name = ? AND owner = ?";
 // Read-write and semaphore floors (MariaDB's dialect: NEXTVAL; see twins.hpp).
 constexpr const char* my_rw_read = R"(
@@ -254,6 +281,8 @@ class my_raw final : public raw_client {
     rw_read_.reset();
     permit_.reset();
     holder_release_.reset();
+    line_.reset();
+    line_fenced_.reset();
     c_.reset();
   }
 
@@ -269,10 +298,37 @@ class my_raw final : public raw_client {
     prepared(acquire_, my_acquire)->setString(1, name);
     acquire_->setString(2, owner);
     acquire_->setInt64(3, ttl_ms * 1000);
-    std::unique_ptr<sql::ResultSet> rs(acquire_->executeQuery());
+    return owner_fence(acquire_.get(), owner, 1, 2);
+  }
+  [[nodiscard]] bool line_twins() const override { return kind_ == dblock::dialect::mysql; }
+  std::optional<std::int64_t> acquire_in_line(const std::string& name, const std::string& owner,
+                                              std::int64_t ttl_ms) override {
+    ++statements_;
+    auto* ps = prepared(line_, line_sql_.c_str());
+    ps->setString(1, name);
+    ps->setString(2, name);
+    ps->setString(3, owner);
+    ps->setInt64(4, ttl_ms * 1000);
+    return owner_fence(ps, owner, 1, 2);
+  }
+  std::optional<std::int64_t> acquire_in_line_fenced(const std::string& name, const std::string& owner,
+                                                     std::int64_t ttl_ms) override {
+    ++statements_;
+    auto* ps = prepared(line_fenced_, my_acquire_line_fenced);
+    int i = 0;
+    ps->setString(++i, name);
+    for (int pass = 0; pass < 2; ++pass) {
+      ps->setString(++i, name);
+      ps->setString(++i, owner);
+      ps->setInt64(++i, ttl_ms);
+      ps->setString(++i, "");
+      ps->setInt64(++i, 0);
+    }
+    ps->setString(++i, owner);
+    // RETURNING: granted, fence, ... one row per pass; the last is the result.
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     std::optional<std::int64_t> fence;
-    while (rs->next())
-      if (rs->getString(1).asStdString() == owner) fence = rs->getInt64(2);
+    while (rs->next()) fence = rs->getInt(1) == 1 ? std::optional<std::int64_t>(rs->getInt64(2)) : std::nullopt;
     return fence;
   }
   bool probe(const std::string& name, const std::string& owner) override {
@@ -403,11 +459,27 @@ class my_raw final : public raw_client {
     if (!ps) ps.reset(c_->prepareStatement(sql));
     return ps.get();
   }
+  // Runs an upsert whose RETURNING gives (owner, fence) in columns oc, fc: the fence when
+  // the row is now `owner`'s.
+  static std::optional<std::int64_t> owner_fence(sql::PreparedStatement* ps, const std::string& owner, int oc, int fc) {
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    std::optional<std::int64_t> fence;
+    while (rs->next())
+      if (rs->getString(oc).asStdString() == owner) fence = rs->getInt64(fc);
+    return fence;
+  }
+  static std::string line_variant() {
+    std::string s(my_acquire);
+    const std::string from = "VALUES (?,";
+    s.replace(s.find(from), from.size(), std::string("VALUES (") + my_line_probe + ",");
+    return s;
+  }
   sql::Driver* driver_ = nullptr;
   std::unique_ptr<sql::Connection> c_;
   std::unique_ptr<sql::Statement> st_;
   std::unique_ptr<sql::PreparedStatement> acquire_, probe_, release_, idem_insert_, idem_lookup_, reap_;
-  std::unique_ptr<sql::PreparedStatement> rw_read_, permit_, holder_release_;
+  std::unique_ptr<sql::PreparedStatement> rw_read_, permit_, holder_release_, line_, line_fenced_;
+  const std::string line_sql_ = line_variant();
   const std::string rw_read8_sql_ = my8_variant(my_rw_read), permit8_sql_ = my8_variant(my_permit);
   void draw_fence8() {
     ++statements_;
