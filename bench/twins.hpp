@@ -56,12 +56,12 @@ class raw_client {
   // What a grant that honours the wait line costs on MariaDB, step by step (other dialects:
   // line_twins() is false and these are not called). acquire_in_line(): acquire() whose
   // upsert is also refused while a live waiter of the name holds a ticket: one probe of
-  // dblock_lock_waiters in the VALUES row, a refusal being the NOT NULL error of a NULL name
-  // (strict sql_mode, MariaDB's default). acquire_in_line_fenced(): dblock's grant statement
-  // (its assignments, its RETURNING, the fence drawn by a second pass on the row already
-  // inserted and locked) with its two passes written as two VALUES rows and the same probe,
-  // in place of dblock's INSERT ... SELECT, which refuses without an error. Both return the
-  // fence when granted.
+  // dblock_lock_waiters in the VALUES row, a refusal being an error: a NULL name fails NOT
+  // NULL under a strict sql_mode, and the name's CHECK (LENGTH(name) >= 1) otherwise.
+  // acquire_in_line_fenced(): dblock's grant statement (its assignments, its RETURNING, the
+  // fence drawn by a second pass on the row already inserted and locked) with its two
+  // passes written as two VALUES rows and the same probe, in place of dblock's
+  // INSERT ... SELECT, which refuses without an error. Both return the fence when granted.
   [[nodiscard]] virtual bool line_twins() const { return false; }
   virtual std::optional<std::int64_t> acquire_in_line(const std::string&, const std::string&, std::int64_t) {
     return std::nullopt;
