@@ -187,12 +187,13 @@ constexpr const char* my8_read = "SELECT owner, fence FROM dblock_locks WHERE na
 constexpr const char* my_line_probe =
     "IF(EXISTS(SELECT 1 FROM dblock_lock_waiters WHERE name = ? AND expires_at > UTC_TIMESTAMP(6) "
     "AND ticket < 9223372036854775807), NULL, ?)";
-// Then dblock's grant (sql/mysql/lock_acquire.sql) with its two passes as two VALUES rows.
-// Parameters: name (probe), name, owner, TTL ms, holder, lock delay ms; name, owner, TTL ms,
-// holder, lock delay ms; owner.
+// Then dblock's grant (sql/mysql/lock_acquire.sql) with its two passes as two VALUES rows;
+// with_line_probe() puts the probe in front of the first row's name. Parameters then: name
+// (probe), name, owner, TTL ms, holder, lock delay ms; name, owner, TTL ms, holder, lock
+// delay ms; owner.
 constexpr const char* my_acquire_line_fenced = R"(
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
-VALUES (IF(EXISTS(SELECT 1 FROM dblock_lock_waiters WHERE name = ? AND expires_at > UTC_TIMESTAMP(6) AND ticket < 9223372036854775807), NULL, ?), ?, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL (CAST(? AS SIGNED) * 1000) MICROSECOND, ?, ?), (?, ?, 1, -1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL (CAST(? AS SIGNED) * 1000) MICROSECOND, ?, ?)
+VALUES (?, ?, 1, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL (CAST(? AS SIGNED) * 1000) MICROSECOND, ?, ?), (?, ?, 1, -1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL (CAST(? AS SIGNED) * 1000) MICROSECOND, ?, ?)
 ON DUPLICATE KEY UPDATE
   holds       = IF(VALUES(fence) < 0, holds,
                    IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
@@ -298,7 +299,7 @@ class my_raw final : public raw_client {
     prepared(acquire_, my_acquire)->setString(1, name);
     acquire_->setString(2, owner);
     acquire_->setInt64(3, ttl_ms * 1000);
-    return owner_fence(acquire_.get(), owner, 1, 2);
+    return owner_fence(acquire_.get(), owner);
   }
   [[nodiscard]] bool line_twins() const override { return kind_ == dblock::dialect::mysql; }
   std::optional<std::int64_t> acquire_in_line(const std::string& name, const std::string& owner,
@@ -309,12 +310,12 @@ class my_raw final : public raw_client {
     ps->setString(2, name);
     ps->setString(3, owner);
     ps->setInt64(4, ttl_ms * 1000);
-    return owner_fence(ps, owner, 1, 2);
+    return owner_fence(ps, owner);
   }
   std::optional<std::int64_t> acquire_in_line_fenced(const std::string& name, const std::string& owner,
                                                      std::int64_t ttl_ms) override {
     ++statements_;
-    auto* ps = prepared(line_fenced_, my_acquire_line_fenced);
+    auto* ps = prepared(line_fenced_, line_fenced_sql_.c_str());
     int i = 0;
     ps->setString(++i, name);
     for (int pass = 0; pass < 2; ++pass) {
@@ -459,17 +460,18 @@ class my_raw final : public raw_client {
     if (!ps) ps.reset(c_->prepareStatement(sql));
     return ps.get();
   }
-  // Runs an upsert whose RETURNING gives (owner, fence) in columns oc, fc: the fence when
-  // the row is now `owner`'s.
-  static std::optional<std::int64_t> owner_fence(sql::PreparedStatement* ps, const std::string& owner, int oc, int fc) {
+  // Runs an upsert whose RETURNING gives (owner, fence): the fence when the row is now
+  // `owner`'s.
+  static std::optional<std::int64_t> owner_fence(sql::PreparedStatement* ps, const std::string& owner) {
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     std::optional<std::int64_t> fence;
     while (rs->next())
-      if (rs->getString(oc).asStdString() == owner) fence = rs->getInt64(fc);
+      if (rs->getString(1).asStdString() == owner) fence = rs->getInt64(2);
     return fence;
   }
-  static std::string line_variant() {
-    std::string s(my_acquire);
+  // The statement with the wait-line probe in place of its first row's name.
+  static std::string with_line_probe(const char* sql) {
+    std::string s(sql);
     const std::string from = "VALUES (?,";
     s.replace(s.find(from), from.size(), std::string("VALUES (") + my_line_probe + ",");
     return s;
@@ -479,7 +481,7 @@ class my_raw final : public raw_client {
   std::unique_ptr<sql::Statement> st_;
   std::unique_ptr<sql::PreparedStatement> acquire_, probe_, release_, idem_insert_, idem_lookup_, reap_;
   std::unique_ptr<sql::PreparedStatement> rw_read_, permit_, holder_release_, line_, line_fenced_;
-  const std::string line_sql_ = line_variant();
+  const std::string line_sql_ = with_line_probe(my_acquire), line_fenced_sql_ = with_line_probe(my_acquire_line_fenced);
   const std::string rw_read8_sql_ = my8_variant(my_rw_read), permit8_sql_ = my8_variant(my_permit);
   void draw_fence8() {
     ++statements_;
