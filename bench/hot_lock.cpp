@@ -1,11 +1,20 @@
 // bench/hot_lock.cpp — one hot lock, N contender PROCESSES (as separate machines would
 // be: no in-process hand-off helps them). Each contender loops until the round ends:
 //   t0; take the lock; wait = now - t0; hold it hold_ms; release; think think_ms
-// in one of two modes, alternated round by round on the same lock:
+// in one of three modes, their order rotated round by round:
 //   naive   try_acquire() (dblock's own acquire statement) and sleep 1 ms until granted:
 //           the polling loop people write by hand, over the same SQL;
 //   dblock  session::acquire(name, wait): backoff with full jitter, capped by the holder's
-//           expiry, woken by LISTEN/NOTIFY on PostgreSQL.
+//           expiry, woken by LISTEN/NOTIFY on PostgreSQL;
+//   floor   not a lock design but the least any strict line with durable grants can do: the
+//           line lives in shared memory (a process-shared mutex, a ring of contender
+//           indexes, one semaphore per contender), and the release itself writes the next
+//           holder's grant (the hand-written acquire of bench/twins.hpp, one durable
+//           autocommit upsert, the statement the physical limit times) before it wakes that
+//           holder's semaphore. No notice, no polling, no waiter's round trip: a hand-off
+//           costs the grant's commit and a semaphore wake-up. Its grants cycle through 64
+//           names with a 1 ms TTL, so each write takes over an expired row of the same
+//           table dblock uses.
 // A round runs hot_warmup seconds before its measured window of hot_seconds: the steady
 // state is measured, not the start, where every process opens its connections at once
 // (a wait-line connection costs 16-57 ms here; in a 4 s window those first waits alone
@@ -27,13 +36,21 @@
 // holds and releases with the least client work, so its figure is the one taken;
 // hot_lock_ceiling_vs_limit reports that ceiling against the same limit (no target: it
 // says how close to the limit any design could get on this machine, in this run).
+// hot_lock_floor_vs_limit and hot_lock_floor_p99_wait report the floor mode's throughput
+// against the same limit and its p99 wait (no targets): where even the floor misses a
+// target, no design whose grants are durable and in line meets it on this machine.
 // Contenders are this binary (`dblock_bench contend`), started with posix_spawn; the URL
 // goes through the environment (DBLOCK_BENCH_URL), never argv (it holds a password).
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -119,11 +136,49 @@ bool reap_child(child& c) {
 
 namespace {
 
+// The floor mode's line, in a POSIX shared memory object every contender of the round maps.
+constexpr int max_floor_contenders = 64;
+struct floor_line {
+  pthread_mutex_t mu;  // process-shared; guards everything below but the semaphores
+  int holder;          // contender index, -1 = free
+  int head, count;     // the waiting contenders, oldest first, in ring[]
+  int ring[max_floor_contenders];
+  long long writes;  // grants written, to pick the next of the 64 names
+  sem_t wake[max_floor_contenders];
+};
+
+// Creates and maps the line (the parent, before it spawns a floor round) or maps an
+// existing one (a contender). Throws on failure.
+floor_line* map_floor_line(const std::string& shm_name, bool create) {
+  const int fd = shm_open(shm_name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+  if (fd < 0) throw std::runtime_error("shm_open " + shm_name + ": " + std::strerror(errno));
+  if (create && ftruncate(fd, sizeof(floor_line)) != 0) {
+    close(fd);
+    throw std::runtime_error("ftruncate " + shm_name + ": " + std::strerror(errno));
+  }
+  void* p = mmap(nullptr, sizeof(floor_line), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) throw std::runtime_error("mmap " + shm_name + ": " + std::strerror(errno));
+  auto* line = static_cast<floor_line*>(p);
+  if (create) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&line->mu, &a);
+    pthread_mutexattr_destroy(&a);
+    line->holder = -1;
+    line->head = line->count = 0;
+    line->writes = 0;
+    for (auto& w : line->wake) sem_init(&w, 1, 0);
+  }
+  return line;
+}
+
 child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
-                      int think_ms, int max_backoff_ms) {
+                      int think_ms, int max_backoff_ms, const std::string& shm_name, int index) {
   return spawn_child(url, {"contend", "--mode", mode, "--name", name, "--hold-ms", std::to_string(hold_ms),
                            "--think-ms", std::to_string(think_ms), "--max-backoff-ms",
-                           std::to_string(max_backoff_ms)});
+                           std::to_string(max_backoff_ms), "--shm", shm_name, "--index", std::to_string(index)});
 }
 
 struct round_result {
@@ -139,9 +194,25 @@ struct round_result {
 
 round_result run_round(const combo& c, const std::string& mode, const options& o, int contenders, double warmup,
                        double seconds, const std::string& name, int round) {
+  std::string shm_name = "-";
+  floor_line* line = nullptr;
+  if (mode == "floor") {
+    if (contenders > max_floor_contenders) throw std::runtime_error("the floor mode takes at most 64 contenders");
+    shm_name = "/dblock_bench_hot_" + std::to_string(getpid()) + "_" + std::to_string(round);
+    line = map_floor_line(shm_name, true);
+  }
+  struct unmap {
+    floor_line* line;
+    std::string shm;
+    ~unmap() {
+      if (!line) return;
+      munmap(line, sizeof(floor_line));
+      shm_unlink(shm.c_str());
+    }
+  } unmap_line{line, shm_name};
   std::vector<child> kids;
   for (int i = 0; i < contenders; ++i)
-    kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms));
+    kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms, shm_name, i));
   bool ok = true;
   for (auto& k : kids)
     if (read_line(k.out) != "ready") ok = false;
@@ -257,7 +328,7 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
        " s warm-up + " + std::to_string(seconds) + " s measured) per mode" +
        (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
   for (const auto& c : combos) {
-    std::vector<round_result> naive, smart;
+    std::vector<round_result> naive, smart, floor;
     std::vector<double> limits;  // grants/s, measured before each round
     // What any design would reach with a zero-time hand-off: one grant per hold and release.
     auto ceiling = [](const round_result& r) { return r.hold_release > 0 ? 1e6 / r.hold_release : 0.0; };
@@ -267,22 +338,24 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       note("  " + c.name + " round " + std::to_string(i + 1) + " physical limit: " + std::to_string(limits.back()) +
            " grants/s (hold " + std::to_string(o.hold_ms) + " ms + commit and round trip " +
            std::to_string(commit_rtt) + " ms)");
-      // Alternate which mode goes first, so drift on the machine does not favour one.
-      for (int m = 0; m < 2; ++m) {
-        const bool dblock_mode = (m == 0) == (i % 2 == 1);
-        auto r = run_round(c, dblock_mode ? "dblock" : "naive", o, n, warmup, seconds, "bench:hot", i + 1);
-        note("  " + c.name + " round " + std::to_string(i + 1) + " " + (dblock_mode ? "dblock" : "naive ") + ": " +
+      // Rotate which mode goes first, so drift on the machine does not favour one.
+      static const char* const modes[] = {"naive", "dblock", "floor"};
+      for (int m = 0; m < 3; ++m) {
+        const std::string mode = modes[(m + i) % 3];
+        const bool dblock_mode = mode == "dblock";
+        auto r = run_round(c, mode, o, n, warmup, seconds, "bench:hot", i + 1);
+        note("  " + c.name + " round " + std::to_string(i + 1) + " " + (mode == "naive" ? "naive " : mode) + ": " +
              std::to_string(r.throughput) + " acq/s, wait p50 " + std::to_string(r.p50) + " ms p99 " +
              std::to_string(r.p99) + " ms max " + std::to_string(r.max_wait) + " ms, hand-off " +
              std::to_string(r.handoff) + " us, hold and release " + std::to_string(r.hold_release) + " us" +
-             (dblock_mode ? std::string()
-                          : " (ceiling " + std::to_string(ceiling(r)) + " grants/s = " +
+             (mode != "naive" ? std::string()
+                              : " (ceiling " + std::to_string(ceiling(r)) + " grants/s = " +
                                 std::to_string(ceiling(r) / limits.back()) + "x the limit)") +
              ", first wait " + std::to_string(r.first_wait) + " ms, grants " +
              grants_text(r.grants) +
              (r.timeouts ? ", timeouts " + std::to_string(r.timeouts) : ""));
         if (r.timeouts) rep.fail(c.name + ": hot lock: " + std::to_string(r.timeouts) + " acquire timeouts");
-        (dblock_mode ? smart : naive).push_back(r);
+        (dblock_mode ? smart : mode == "naive" ? naive : floor).push_back(r);
       }
     }
     auto emit = [&](const std::string& metric, const std::string& unit, auto field) {
@@ -310,6 +383,24 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       ceiling_result.note =
           "value: 1 / the naive loop's median hold and release, the grants/s of a zero-time hand-off; no target";
       rep.add(std::move(ceiling_result));
+      std::vector<double> f;
+      for (const auto& r : floor) f.push_back(r.throughput);
+      auto floor_result = per_round_result("hot_lock_floor_vs_limit", c.name, "acq/s",
+                                           "the physical limit 1 / (hold + commit + round trip), measured before "
+                                           "each round",
+                                           f, limits);
+      floor_result.note =
+          "value: the floor mode's grants/s (a line in shared memory, the grant written by the release); no target";
+      rep.add(std::move(floor_result));
+      std::vector<double> fp, dp;
+      for (std::size_t i = 0; i < floor.size() && i < smart.size(); ++i) {
+        fp.push_back(floor[i].p99);
+        dp.push_back(smart[i].p99);
+      }
+      auto floor_p99 = per_round_result("hot_lock_floor_p99_wait", c.name, "ms", "dblock's p99 wait, same round", fp,
+                                        dp);
+      floor_p99.note = "value: the floor mode's p99 wait; no target";
+      rep.add(std::move(floor_p99));
     }
     emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });
     emit("hot_lock_fairness", "x", [](const round_result& r) { return r.fairness; });
@@ -321,9 +412,110 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
 
 // ------------------------------------------------------------------ the contender process
 
+namespace {
+
+struct measured_grant {
+  double wait_ms;
+  long long granted_us, released_us;
+};
+
+// The contender's one line to the parent: "result GRANTS TIMEOUTS FIRST_WAIT_MS" and then
+// "WAIT_MS GRANTED_US RELEASED_US" per measured grant.
+void print_result(int grants, int timeouts, double first_wait, const std::vector<measured_grant>& measured) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "result %d %d %.3f", grants, timeouts, std::max(first_wait, 0.0));
+  std::cout << buf;
+  for (const auto& g : measured) {
+    std::snprintf(buf, sizeof buf, " %.3f %lld %lld", g.wait_ms, g.granted_us, g.released_us);
+    std::cout << buf;
+  }
+  std::cout << std::endl;
+}
+
+// A contender of the floor mode (see the top of this file): joins the line in shared
+// memory, and on release writes the next holder's grant, then wakes it.
+int floor_contender(const std::string& url, const std::string& name, const std::string& shm_name, int me, int hold_ms,
+                    int think_ms) {
+  try {
+    floor_line* line = map_floor_line(shm_name, false);
+    auto raw = connect_raw(url);
+    // One durable upsert per change of holder, on the next of 64 names (1 ms TTL: by the
+    // time a name comes round again its row has expired and the upsert takes it over).
+    auto write_grant = [&](long long k, int who) {
+      const std::string owner = who < 0 ? std::string("bench:floor:free") : "bench:floor:" + std::to_string(who);
+      if (!raw->acquire(name + ":floor:" + std::to_string(k % 64), owner, 1))
+        throw std::runtime_error("a grant write of the floor mode was refused (name " + name + ":floor:" +
+                                 std::to_string(k % 64) + " still live)");
+    };
+    raw->select1();
+    const auto [from, end] = ready_then_window();
+    std::vector<measured_grant> measured;
+    double first_wait = -1;
+    int grants = 0;
+    while (bench_clock::now() < end) {
+      const auto t0 = bench_clock::now();
+      pthread_mutex_lock(&line->mu);
+      long long k = -1;
+      if (line->holder < 0) {
+        line->holder = me;
+        k = line->writes++;
+      } else {
+        line->ring[(line->head + line->count) % max_floor_contenders] = me;
+        ++line->count;
+      }
+      pthread_mutex_unlock(&line->mu);
+      if (k >= 0) {
+        write_grant(k, me);
+      } else {
+        timespec deadline{};
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 10;
+        int rc;
+        while ((rc = sem_timedwait(&line->wake[me], &deadline)) != 0 && errno == EINTR) {
+        }
+        if (rc != 0) throw std::runtime_error("no hand-off within 10 s");
+      }
+      const auto granted = bench_clock::now();
+      const double wait_ms = std::chrono::duration<double, std::milli>(granted - t0).count();
+      if (first_wait < 0) first_wait = wait_ms;
+      if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+      pthread_mutex_lock(&line->mu);
+      if (line->count > 0) {
+        const int next = line->ring[line->head];
+        line->head = (line->head + 1) % max_floor_contenders;
+        --line->count;
+        line->holder = next;
+        k = line->writes++;
+        pthread_mutex_unlock(&line->mu);
+        write_grant(k, next);
+        sem_post(&line->wake[next]);
+      } else {
+        // Freeing is a durable write too; under the mutex, so a newcomer's grant lands after it.
+        k = line->writes++;
+        write_grant(k, -1);
+        line->holder = -1;
+        pthread_mutex_unlock(&line->mu);
+      }
+      if (granted >= from && granted <= end) {
+        ++grants;
+        measured.push_back({wait_ms, mono_us(granted), mono_us(bench_clock::now())});
+      }
+      if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
+    }
+    print_result(grants, 0, first_wait, measured);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "dblock_bench contend: floor: " << e.what() << "\n";
+    std::cout << "failed" << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace
+
 int contender_main(int argc, char** argv) {
-  std::string mode, name;
-  int hold_ms = 0, think_ms = 0, max_backoff_ms = 0;
+  std::string mode, name, shm_name;
+  int hold_ms = 0, think_ms = 0, max_backoff_ms = 0, index = -1;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--mode")
@@ -336,12 +528,20 @@ int contender_main(int argc, char** argv) {
       think_ms = std::stoi(v);
     else if (k == "--max-backoff-ms")
       max_backoff_ms = std::stoi(v);
+    else if (k == "--shm")
+      shm_name = v;
+    else if (k == "--index")
+      index = std::stoi(v);
   }
   const char* url = std::getenv("DBLOCK_BENCH_URL");
-  if (!url || (mode != "naive" && mode != "dblock") || name.empty()) {
-    std::cerr << "dblock_bench contend: needs DBLOCK_BENCH_URL, --mode naive|dblock, --name NAME\n";
+  const bool floor_mode = mode == "floor";
+  if (!url || (mode != "naive" && mode != "dblock" && !floor_mode) || name.empty() ||
+      (floor_mode && (index < 0 || index >= max_floor_contenders))) {
+    std::cerr << "dblock_bench contend: needs DBLOCK_BENCH_URL, --mode naive|dblock|floor, --name NAME "
+                 "(floor: --shm NAME --index 0-63)\n";
     return 64;
   }
+  if (floor_mode) return floor_contender(url, name, shm_name, index, hold_ms, think_ms);
   try {
     auto db = dblock::open(url);
     dblock::session_options so;
@@ -349,11 +549,7 @@ int contender_main(int argc, char** argv) {
     dblock::session s(db, so);
     db.ping();
     const auto [from, end] = ready_then_window();
-    struct grant {
-      double wait_ms;
-      long long granted_us, released_us;
-    };
-    std::vector<grant> measured;
+    std::vector<measured_grant> measured;
     double first_wait = -1;
     int grants = 0, timeouts = 0;
     while (bench_clock::now() < end) {
@@ -387,14 +583,7 @@ int contender_main(int argc, char** argv) {
       }
       if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
     }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "result %d %d %.3f", grants, timeouts, std::max(first_wait, 0.0));
-    std::cout << buf;
-    for (const auto& g : measured) {
-      std::snprintf(buf, sizeof buf, " %.3f %lld %lld", g.wait_ms, g.granted_us, g.released_us);
-      std::cout << buf;
-    }
-    std::cout << std::endl;
+    print_result(grants, timeouts, first_wait, measured);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "dblock_bench contend: " << e.what() << "\n";

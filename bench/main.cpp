@@ -269,7 +269,7 @@ int run(int argc, char** argv) {
   app.add_option("--hot-seconds", o.hot_seconds, "hot lock: measured seconds per round and mode");
   app.add_option("--hot-warmup", o.hot_warmup, "hot lock: seconds each round runs before it measures");
   app.add_option("--hot-trace", o.hot_trace, "hot lock: write every measured grant to DIR/<combo>-<mode>-<round>.csv");
-  app.add_option("--hot-rounds", o.hot_rounds, "hot lock: rounds (each runs both modes)");
+  app.add_option("--hot-rounds", o.hot_rounds, "hot lock: rounds (each runs the three modes)");
   app.add_option("--hold-ms", o.hold_ms, "hot lock: ms the lock is held per acquisition");
   app.add_option("--think-ms", o.think_ms, "hot lock: ms between a release and the next acquire");
   app.add_option("--max-backoff-ms", o.max_backoff_ms,
