@@ -9,7 +9,7 @@
 //   floor   not a lock design but the least any strict line with durable grants can do: the
 //           line lives in shared memory (a process-shared mutex, a ring of contender
 //           indexes, one semaphore per contender), and the release itself writes the next
-//           holder's grant (the hand-written acquire of bench/twins.hpp, one durable
+//           holder's grant (raw_client::write_grant of bench/twins.hpp, one durable
 //           autocommit upsert, the statement the physical limit times) before it wakes that
 //           holder's semaphore. No notice, no polling, no waiter's round trip: a hand-off
 //           costs the grant's commit and a semaphore wake-up. Its grants cycle through 64
@@ -28,7 +28,7 @@
 // The physical limit of a hot lock: a hand-off needs at least the hold, one durable commit
 // and one round trip, so no design passes limit = 1 / (hold + commit + round trip) grants
 // per second. Commit + round trip is measured in the same run, per database, as the median
-// of the hand-written acquire (one durable autocommit upsert, bench/twins.hpp);
+// of raw_client::write_grant (one durable autocommit upsert, bench/twins.hpp);
 // hot_lock_vs_limit reports dblock's throughput against it.
 // The holder alone already spends part of that cycle: a lock cannot change hands more
 // often than its holders hold and release it, so 1 / (the naive loop's hold and release)
@@ -289,8 +289,8 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
   return r;
 }
 
-// Median of one durable commit + round trip (a hand-written acquire of a free name; its
-// release is not timed), in ms.
+// Median of one durable commit + round trip (write_grant of a free name; its release is
+// not timed), in ms.
 double commit_and_round_trip_ms(const combo& c, int samples) {
   auto raw = connect_raw(c.url);
   const std::string owner = random_hex(16);
@@ -298,7 +298,7 @@ double commit_and_round_trip_ms(const combo& c, int samples) {
   for (int i = 0; i < samples; ++i) {
     const std::string name = "bench:limit:" + std::to_string(i % 8);
     const auto t0 = bench_clock::now();
-    const bool granted = raw->acquire(name, owner, 60'000).has_value();
+    const bool granted = raw->write_grant(name, owner, 60'000);
     ms.push_back(std::chrono::duration<double, std::milli>(bench_clock::now() - t0).count());
     if (granted) (void)raw->release(name, owner);
   }
@@ -441,9 +441,9 @@ int floor_contender(const std::string& url, const std::string& name, const std::
     auto raw = connect_raw(url);
     // One durable upsert per change of holder, on the next of 64 names (1 ms TTL: by the
     // time a name comes round again its row has expired and the upsert takes it over).
-    auto write_grant = [&](long long k, int who) {
+    auto grant_to = [&](long long k, int who) {
       const std::string owner = who < 0 ? std::string("bench:floor:free") : "bench:floor:" + std::to_string(who);
-      if (!raw->acquire(name + ":floor:" + std::to_string(k % 64), owner, 1))
+      if (!raw->write_grant(name + ":floor:" + std::to_string(k % 64), owner, 1))
         throw std::runtime_error("a grant write of the floor mode was refused (name " + name + ":floor:" +
                                  std::to_string(k % 64) + " still live)");
     };
@@ -465,7 +465,7 @@ int floor_contender(const std::string& url, const std::string& name, const std::
       }
       pthread_mutex_unlock(&line->mu);
       if (k >= 0) {
-        write_grant(k, me);
+        grant_to(k, me);
       } else {
         timespec deadline{};
         clock_gettime(CLOCK_REALTIME, &deadline);
@@ -487,12 +487,12 @@ int floor_contender(const std::string& url, const std::string& name, const std::
         line->holder = next;
         k = line->writes++;
         pthread_mutex_unlock(&line->mu);
-        write_grant(k, next);
+        grant_to(k, next);
         sem_post(&line->wake[next]);
       } else {
         // Freeing is a durable write too; under the mutex, so a newcomer's grant lands after it.
         k = line->writes++;
-        write_grant(k, -1);
+        grant_to(k, -1);
         line->holder = -1;
         pthread_mutex_unlock(&line->mu);
       }

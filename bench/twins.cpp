@@ -301,6 +301,17 @@ class my_raw final : public raw_client {
     acquire_->setInt64(3, ttl_ms * 1000);
     return owner_fence(acquire_.get(), owner);
   }
+  bool write_grant(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
+    if (kind_ != dblock::dialect::mysql8) return acquire(name, owner, ttl_ms).has_value();
+    ++statements_;
+    prepared(acquire_, my8_acquire)->setString(1, name);
+    acquire_->setString(2, owner);
+    acquire_->setInt64(3, ttl_ms * 1000);
+    acquire_->setString(4, owner);
+    acquire_->setString(5, owner);
+    acquire_->setInt64(6, ttl_ms * 1000);
+    return acquire_->executeUpdate() > 0;  // 1 inserted, 2 taken over, 0 held by another owner
+  }
   [[nodiscard]] bool line_twins() const override { return kind_ == dblock::dialect::mysql; }
   std::optional<std::int64_t> acquire_in_line(const std::string& name, const std::string& owner,
                                               std::int64_t ttl_ms) override {

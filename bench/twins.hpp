@@ -28,6 +28,14 @@ class raw_client {
   // granted, nothing when another owner holds the lock live.
   virtual std::optional<std::int64_t> acquire(const std::string& name, const std::string& owner,
                                               std::int64_t ttl_ms) = 0;
+  // One durable autocommit upsert that grants `name` to `owner` when the row is free or
+  // expired, in one round trip; true when it wrote. acquire() where that is one statement;
+  // under the MySQL 8.0 dialect the upsert alone, without the twin's fence draw and read
+  // back (the fence it writes is not meaningful). The hot lock's physical limit (one commit
+  // and one round trip) and its floor mode time this.
+  virtual bool write_grant(const std::string& name, const std::string& owner, std::int64_t ttl_ms) {
+    return acquire(name, owner, ttl_ms).has_value();
+  }
   // A read-only busy check: true when another owner holds `name` live (SELECT by primary
   // key, no write). Not what dblock sends: the cost of a read-first design's busy path.
   virtual bool probe(const std::string& name, const std::string& owner) = 0;
