@@ -29,7 +29,7 @@ struct options {
   int reps = 15;                  // Google Benchmark repetitions per micro benchmark
   double min_time = 0.15;         // seconds per repetition
   int contenders = 8;             // hot lock processes
-  int hot_rounds = 3;             // hot lock: rounds of (naive, dblock) per backend
+  int hot_rounds = 3;             // hot lock: rounds of (naive, dblock, floor) per backend
   double hot_seconds = 4;         // hot lock: length of one round's measured window
   double hot_warmup = 1;          // hot lock: seconds run before that window (first connections)
   std::filesystem::path hot_trace;  // hot lock: write every measured grant here (empty = no)
