@@ -369,29 +369,26 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
     };
     emit("hot_lock_throughput", "acq/s", [](const round_result& r) { return r.throughput; });
     {
+      // Grants/s of one mode's rounds against the limits measured before them.
+      auto against_limit = [&](const char* metric, const std::vector<double>& values, const char* note_text) {
+        auto r = per_round_result(metric, c.name, "acq/s",
+                                  "the physical limit 1 / (hold + commit + round trip), measured before each round",
+                                  values, limits);
+        if (note_text) r.note = note_text;
+        rep.add(std::move(r));
+      };
       std::vector<double> v;
       for (const auto& r : smart) v.push_back(r.throughput);
-      rep.add(per_round_result("hot_lock_vs_limit", c.name, "acq/s",
-                               "the physical limit 1 / (hold + commit + round trip), measured before each round", v,
-                               limits));
-      std::vector<double> ceilings;
+      against_limit("hot_lock_vs_limit", v, nullptr);
+      std::vector<double> ceilings, f;
       for (const auto& r : naive) ceilings.push_back(ceiling(r));
-      auto ceiling_result = per_round_result("hot_lock_ceiling_vs_limit", c.name, "acq/s",
-                                             "the physical limit 1 / (hold + commit + round trip), measured "
-                                             "before each round",
-                                             ceilings, limits);
-      ceiling_result.note =
-          "value: 1 / the naive loop's median hold and release, the grants/s of a zero-time hand-off; no target";
-      rep.add(std::move(ceiling_result));
-      std::vector<double> f;
+      against_limit("hot_lock_ceiling_vs_limit", ceilings,
+                    "value: 1 / the naive loop's median hold and release, the grants/s of a zero-time hand-off; "
+                    "no target");
       for (const auto& r : floor) f.push_back(r.throughput);
-      auto floor_result = per_round_result("hot_lock_floor_vs_limit", c.name, "acq/s",
-                                           "the physical limit 1 / (hold + commit + round trip), measured before "
-                                           "each round",
-                                           f, limits);
-      floor_result.note =
-          "value: the floor mode's grants/s (a line in shared memory, the grant written by the release); no target";
-      rep.add(std::move(floor_result));
+      against_limit("hot_lock_floor_vs_limit", f,
+                    "value: the floor mode's grants/s (a line in shared memory, the grant written by the release); "
+                    "no target");
       std::vector<double> fp, dp;
       for (std::size_t i = 0; i < floor.size() && i < smart.size(); ++i) {
         fp.push_back(floor[i].p99);

@@ -304,13 +304,7 @@ class my_raw final : public raw_client {
   bool write_grant(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
     if (kind_ != dblock::dialect::mysql8) return acquire(name, owner, ttl_ms).has_value();
     ++statements_;
-    prepared(acquire_, my8_acquire)->setString(1, name);
-    acquire_->setString(2, owner);
-    acquire_->setInt64(3, ttl_ms * 1000);
-    acquire_->setString(4, owner);
-    acquire_->setString(5, owner);
-    acquire_->setInt64(6, ttl_ms * 1000);
-    return acquire_->executeUpdate() > 0;  // 1 inserted, 2 taken over, 0 held by another owner
+    return upsert8(name, owner, ttl_ms) > 0;  // 1 inserted, 2 taken over, 0 held by another owner
   }
   [[nodiscard]] bool line_twins() const override { return kind_ == dblock::dialect::mysql; }
   std::optional<std::int64_t> acquire_in_line(const std::string& name, const std::string& owner,
@@ -447,16 +441,20 @@ class my_raw final : public raw_client {
   dblock::database attach() override { return dblock::attach(c_.get(), kind_); }
 
  private:
-  std::optional<std::int64_t> acquire8(const std::string& name, const std::string& owner, std::int64_t ttl_ms) {
-    statements_ += 3;
-    prepared(draw8_, my8_draw)->executeUpdate();
+  // The MySQL 8.0 twin's upsert (my8_acquire) alone; its affected-row count.
+  int upsert8(const std::string& name, const std::string& owner, std::int64_t ttl_ms) {
     prepared(acquire_, my8_acquire)->setString(1, name);
     acquire_->setString(2, owner);
     acquire_->setInt64(3, ttl_ms * 1000);
     acquire_->setString(4, owner);
     acquire_->setString(5, owner);
     acquire_->setInt64(6, ttl_ms * 1000);
-    acquire_->executeUpdate();
+    return acquire_->executeUpdate();
+  }
+  std::optional<std::int64_t> acquire8(const std::string& name, const std::string& owner, std::int64_t ttl_ms) {
+    statements_ += 3;
+    prepared(draw8_, my8_draw)->executeUpdate();
+    upsert8(name, owner, ttl_ms);
     prepared(read8_, my8_read)->setString(1, name);
     std::unique_ptr<sql::ResultSet> rs(read8_->executeQuery());
     std::optional<std::int64_t> fence;
