@@ -164,6 +164,9 @@ floor_line* map_floor_line(const std::string& shm_name, bool create) {
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
     pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    // Robust: a contender that dies holding it (a failed write) fails the next locker
+    // instead of blocking it for good.
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
     pthread_mutex_init(&line->mu, &a);
     pthread_mutexattr_destroy(&a);
     line->holder = -1;
@@ -172,6 +175,17 @@ floor_line* map_floor_line(const std::string& shm_name, bool create) {
     for (auto& w : line->wake) sem_init(&w, 1, 0);
   }
   return line;
+}
+
+// Locks the floor line's mutex; throws when a contender died holding it.
+void lock_line(floor_line* line) {
+  const int rc = pthread_mutex_lock(&line->mu);
+  if (rc == EOWNERDEAD) {
+    pthread_mutex_consistent(&line->mu);
+    pthread_mutex_unlock(&line->mu);
+    throw std::runtime_error("another floor contender died holding the line");
+  }
+  if (rc != 0) throw std::runtime_error(std::string("pthread_mutex_lock: ") + std::strerror(rc));
 }
 
 child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
@@ -451,7 +465,7 @@ int floor_contender(const std::string& url, const std::string& name, const std::
     int grants = 0;
     while (bench_clock::now() < end) {
       const auto t0 = bench_clock::now();
-      pthread_mutex_lock(&line->mu);
+      lock_line(line);
       long long k = -1;
       if (line->holder < 0) {
         line->holder = me;
@@ -476,7 +490,7 @@ int floor_contender(const std::string& url, const std::string& name, const std::
       const double wait_ms = std::chrono::duration<double, std::milli>(granted - t0).count();
       if (first_wait < 0) first_wait = wait_ms;
       if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
-      pthread_mutex_lock(&line->mu);
+      lock_line(line);
       if (line->count > 0) {
         const int next = line->ring[line->head];
         line->head = (line->head + 1) % max_floor_contenders;
@@ -489,7 +503,12 @@ int floor_contender(const std::string& url, const std::string& name, const std::
       } else {
         // Freeing is a durable write too; under the mutex, so a newcomer's grant lands after it.
         k = line->writes++;
-        grant_to(k, -1);
+        try {
+          grant_to(k, -1);
+        } catch (...) {
+          pthread_mutex_unlock(&line->mu);
+          throw;
+        }
         line->holder = -1;
         pthread_mutex_unlock(&line->mu);
       }
