@@ -443,88 +443,100 @@ void print_result(int grants, int timeouts, double first_wait, const std::vector
   std::cout << std::endl;
 }
 
+// The loop every contender runs until the round ends: take the lock (false: it timed out,
+// counted and tried again), hold it hold_ms, release it, think think_ms; then the result
+// line. Call it after the connections are open: it says "ready" first.
+template <class Take, class Release>
+void contend(int hold_ms, int think_ms, Take take, Release release) {
+  const auto [from, end] = ready_then_window();
+  std::vector<measured_grant> measured;
+  double first_wait = -1;
+  int grants = 0, timeouts = 0;
+  while (bench_clock::now() < end) {
+    const auto t0 = bench_clock::now();
+    if (!take()) {
+      ++timeouts;
+      continue;
+    }
+    const auto granted = bench_clock::now();
+    const double wait_ms = std::chrono::duration<double, std::milli>(granted - t0).count();
+    if (first_wait < 0) first_wait = wait_ms;
+    if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+    release();
+    if (granted >= from && granted <= end) {
+      ++grants;
+      measured.push_back({wait_ms, mono_us(granted), mono_us(bench_clock::now())});
+    }
+    if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
+  }
+  print_result(grants, timeouts, first_wait, measured);
+}
+
 // A contender of the floor mode (see the top of this file): joins the line in shared
 // memory, and on release writes the next holder's grant, then wakes it.
-int floor_contender(const std::string& url, const std::string& name, const std::string& shm_name, int me, int hold_ms,
-                    int think_ms) {
-  try {
-    floor_line* line = map_floor_line(shm_name, false);
-    auto raw = connect_raw(url);
-    // One durable upsert per change of holder, on the next of 64 names (1 ms TTL: by the
-    // time a name comes round again its row has expired and the upsert takes it over).
-    auto grant_to = [&](long long k, int who) {
-      const std::string owner = who < 0 ? std::string("bench:floor:free") : "bench:floor:" + std::to_string(who);
-      if (!raw->write_grant(name + ":floor:" + std::to_string(k % 64), owner, 1))
-        throw std::runtime_error("a grant write of the floor mode was refused (name " + name + ":floor:" +
-                                 std::to_string(k % 64) + " still live)");
-    };
-    raw->select1();
-    const auto [from, end] = ready_then_window();
-    std::vector<measured_grant> measured;
-    double first_wait = -1;
-    int grants = 0;
-    while (bench_clock::now() < end) {
-      const auto t0 = bench_clock::now();
-      lock_line(line);
-      long long k = -1;
-      if (line->holder < 0) {
-        line->holder = me;
-        k = line->writes++;
-      } else {
-        line->ring[(line->head + line->count) % max_floor_contenders] = me;
-        ++line->count;
-      }
-      pthread_mutex_unlock(&line->mu);
-      if (k >= 0) {
-        grant_to(k, me);
-      } else {
-        timespec deadline{};
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += 10;
-        int rc;
-        while ((rc = sem_timedwait(&line->wake[me], &deadline)) != 0 && errno == EINTR) {
-        }
-        if (rc != 0) throw std::runtime_error("no hand-off within 10 s");
-      }
-      const auto granted = bench_clock::now();
-      const double wait_ms = std::chrono::duration<double, std::milli>(granted - t0).count();
-      if (first_wait < 0) first_wait = wait_ms;
-      if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
-      lock_line(line);
-      if (line->count > 0) {
-        const int next = line->ring[line->head];
-        line->head = (line->head + 1) % max_floor_contenders;
-        --line->count;
-        line->holder = next;
-        k = line->writes++;
-        pthread_mutex_unlock(&line->mu);
-        grant_to(k, next);
-        sem_post(&line->wake[next]);
-      } else {
-        // Freeing is a durable write too; under the mutex, so a newcomer's grant lands after it.
-        k = line->writes++;
-        try {
-          grant_to(k, -1);
-        } catch (...) {
-          pthread_mutex_unlock(&line->mu);
-          throw;
-        }
-        line->holder = -1;
-        pthread_mutex_unlock(&line->mu);
-      }
-      if (granted >= from && granted <= end) {
-        ++grants;
-        measured.push_back({wait_ms, mono_us(granted), mono_us(bench_clock::now())});
-      }
-      if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
+void floor_contender(const std::string& url, const std::string& name, const std::string& shm_name, int me,
+                     int hold_ms, int think_ms) {
+  floor_line* line = map_floor_line(shm_name, false);
+  auto raw = connect_raw(url);
+  // One durable upsert per change of holder, on the next of 64 names (1 ms TTL: by the
+  // time a name comes round again its row has expired and the upsert takes it over).
+  auto grant_to = [&](long long k, int who) {
+    const std::string owner = who < 0 ? std::string("bench:floor:free") : "bench:floor:" + std::to_string(who);
+    if (!raw->write_grant(name + ":floor:" + std::to_string(k % 64), owner, 1))
+      throw std::runtime_error("a grant write of the floor mode was refused (name " + name + ":floor:" +
+                               std::to_string(k % 64) + " still live)");
+  };
+  raw->select1();
+  auto take = [&] {
+    lock_line(line);
+    long long k = -1;
+    if (line->holder < 0) {
+      line->holder = me;
+      k = line->writes++;
+    } else {
+      line->ring[(line->head + line->count) % max_floor_contenders] = me;
+      ++line->count;
     }
-    print_result(grants, 0, first_wait, measured);
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "dblock_bench contend: floor: " << e.what() << "\n";
-    std::cout << "failed" << std::endl;
-    return 1;
-  }
+    pthread_mutex_unlock(&line->mu);
+    if (k >= 0) {
+      grant_to(k, me);
+      return true;
+    }
+    timespec deadline{};
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    int rc;
+    while ((rc = sem_timedwait(&line->wake[me], &deadline)) != 0 && errno == EINTR) {
+    }
+    // Still in the ring: a later release would hand it a grant nobody takes.
+    if (rc != 0) throw std::runtime_error("no hand-off within 10 s");
+    return true;
+  };
+  auto release = [&] {
+    lock_line(line);
+    if (line->count > 0) {
+      const int next = line->ring[line->head];
+      line->head = (line->head + 1) % max_floor_contenders;
+      --line->count;
+      line->holder = next;
+      const long long k = line->writes++;
+      pthread_mutex_unlock(&line->mu);
+      grant_to(k, next);
+      sem_post(&line->wake[next]);
+      return;
+    }
+    // Freeing is a durable write too; under the mutex, so a newcomer's grant lands after it.
+    const long long k = line->writes++;
+    try {
+      grant_to(k, -1);
+    } catch (...) {
+      pthread_mutex_unlock(&line->mu);
+      throw;
+    }
+    line->holder = -1;
+    pthread_mutex_unlock(&line->mu);
+  };
+  contend(hold_ms, think_ms, take, release);
 }
 
 }  // namespace
@@ -557,52 +569,37 @@ int contender_main(int argc, char** argv) {
                  "(floor: --shm NAME --index 0-63)\n";
     return 64;
   }
-  if (floor_mode) return floor_contender(url, name, shm_name, index, hold_ms, think_ms);
   try {
+    if (floor_mode) {
+      floor_contender(url, name, shm_name, index, hold_ms, think_ms);
+      return 0;
+    }
     auto db = dblock::open(url);
     dblock::session_options so;
     if (max_backoff_ms > 0) so.max_backoff = std::chrono::milliseconds(max_backoff_ms);
     dblock::session s(db, so);
     db.ping();
-    const auto [from, end] = ready_then_window();
-    std::vector<measured_grant> measured;
-    double first_wait = -1;
-    int grants = 0, timeouts = 0;
-    while (bench_clock::now() < end) {
-      const auto t0 = bench_clock::now();
-      std::optional<dblock::lease> l;
+    std::optional<dblock::lease> l;
+    auto take = [&] {
       if (mode == "dblock") {
         try {
           l = s.acquire(name, std::chrono::seconds(10));
         } catch (const dblock::timeout_error&) {
-          ++timeouts;
-          continue;
+          return false;
         }
-      } else {
-        while (!(l = s.try_acquire(name))) {
-          if (bench_clock::now() - t0 > std::chrono::seconds(10)) break;
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        if (!l) {
-          ++timeouts;
-          continue;
-        }
+        return true;
       }
-      const auto granted = bench_clock::now();
-      const double wait_ms = std::chrono::duration<double, std::milli>(granted - t0).count();
-      if (first_wait < 0) first_wait = wait_ms;
-      if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
-      l->release();
-      if (granted >= from && granted <= end) {
-        ++grants;
-        measured.push_back({wait_ms, mono_us(granted), mono_us(bench_clock::now())});
+      const auto t0 = bench_clock::now();
+      while (!(l = s.try_acquire(name))) {
+        if (bench_clock::now() - t0 > std::chrono::seconds(10)) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
-    }
-    print_result(grants, timeouts, first_wait, measured);
+      return true;
+    };
+    contend(hold_ms, think_ms, take, [&] { l->release(); });
     return 0;
   } catch (const std::exception& e) {
-    std::cerr << "dblock_bench contend: " << e.what() << "\n";
+    std::cerr << "dblock_bench contend (" << mode << "): " << e.what() << "\n";
     std::cout << "failed" << std::endl;
     return 1;
   }

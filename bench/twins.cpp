@@ -302,7 +302,7 @@ class my_raw final : public raw_client {
     return owner_fence(acquire_.get(), owner);
   }
   bool write_grant(const std::string& name, const std::string& owner, std::int64_t ttl_ms) override {
-    if (kind_ != dblock::dialect::mysql8) return acquire(name, owner, ttl_ms).has_value();
+    if (kind_ != dblock::dialect::mysql8) return raw_client::write_grant(name, owner, ttl_ms);
     ++statements_;
     return upsert8(name, owner, ttl_ms) > 0;  // 1 inserted, 2 taken over, 0 held by another owner
   }
