@@ -164,11 +164,12 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   if (wait < milliseconds(0)) throw invalid_argument("negative wait " + std::to_string(wait.count()) + " ms");
   auto& c = *core_;
   const std::string name(name_view);
+  const detail::line_grant grant{c.row_ttl_ms, c.holder, c.opts.lock_delay.count()};
   return detail::wait_for<lease>(
       c, name, wait,
       [&](std::int64_t bound, std::optional<lock_info>* refused) { return c.try_once(core_, name, bound, refused); },
       [&] { return c.table->holder(*c.db, name); }, c.table->refusal_names_holder(),
-      c.table->grant_consumes_ticket());
+      c.table->grant_consumes_ticket(), &grant);
 }
 
 std::vector<lock_info> list_locks(database& db) {
@@ -238,7 +239,7 @@ void lease::release() {
   if (mode_ != lock_mode::exclusive) return release_hold();
   auto h = std::move(h_);
   auto core = std::move(core_);
-  bool final_hold = false, was_lost = false;
+  bool final_hold = false, was_lost = false, to_line = false;
   std::string reason;
   using detail::release_outcome;
   // The local count and the row's holds change together, under the connection's mutex (see
@@ -250,6 +251,7 @@ void lease::release() {
       std::lock_guard l(core->mu);
       final_hold = --h->local_holds <= 0;
       was_lost = h->lost;
+      to_line = h->via_line;
       reason = h->lost_reason;
       if (final_hold) {
         auto it = core->held.find(h->name);
@@ -264,9 +266,11 @@ void lease::release() {
     }
     // Even a lost lease's row is deleted if it is somehow still ours: the WHERE owner and
     // fence make that safe, and it frees the name sooner.
-    const bool no_flush = core->opts.async_release && core->table->async_release();
+    // A lease granted through the wait line hands the name to the next waiter in its final
+    // release (a name with waiters then). That writes a grant: it always waits for the flush.
+    const bool no_flush = core->opts.async_release && core->table->async_release() && !to_line;
     return detail::retry_conflicts(*core->db, [&] {
-      return core->table->release(*core->db, h->name, core->owner, h->fence, final_hold, no_flush);
+      return core->table->release(*core->db, h->name, core->owner, h->fence, final_hold, no_flush, to_line);
     }, detail::conflict_retries::give_back);
   });
   const bool ours = !outcome || *outcome != release_outcome::not_ours;

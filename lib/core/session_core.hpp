@@ -58,6 +58,9 @@ struct held_lock {
   clock_type::time_point granted_at;
   clock_type::time_point deadline;
   std::uint64_t marker_epoch = 0;  // the session's liveness marker when the grant was sent
+  // Granted through the wait line: the name has waiters, so the final release hands it to
+  // the head of the line (lease_table_ops::release, to_line).
+  bool via_line = false;
   bool lost = false;
   std::string lost_reason;
 };
@@ -437,14 +440,23 @@ struct session_core final : link::job {
         }
         return std::nullopt;
       }
+      if (detail::is_line_ticket(line_bound)) {
+        // A waiter's grant may have been made by the previous holder's release, before t0:
+        // the lease is trusted no longer than the row's time left as the server answered
+        // (less the lock delay, which the row's TTL includes).
+        const auto left = std::max(milliseconds(0), r.state->expires_in - opts.lock_delay);
+        return adopt(self, name, r.state->fence, t0, epoch, left);
+      }
       return adopt(self, name, r.state->fence, t0, epoch);
     });
   }
 
   // Records a grant of `name` with `fence`, sent at t0, as a hold of this session (renewed,
-  // watched by the deadline thread). The caller holds db's mutex (see try_once).
+  // watched by the deadline thread). `line_left`: granted through the wait line, with this
+  // much of the lease left when the server answered (the deadline is t0 plus the lesser of
+  // that and the TTL). The caller holds db's mutex (see try_once).
   lease adopt(const std::shared_ptr<session_core>& self, const std::string& name, std::int64_t fence,
-              clock_type::time_point t0, std::uint64_t epoch) {
+              clock_type::time_point t0, std::uint64_t epoch, std::optional<milliseconds> line_left = std::nullopt) {
     detail::count(counter::lock_acquired);
     std::shared_ptr<held_lock> h;
     {
@@ -465,7 +477,8 @@ struct session_core final : link::job {
       ++h->local_holds;
       h->thread = std::this_thread::get_id();
       h->granted_at = t0;
-      h->deadline = t0 + opts.ttl;
+      h->deadline = t0 + (line_left ? std::min(*line_left, opts.ttl) : opts.ttl);
+      if (line_left) h->via_line = true;
       schedule(trusted_end(*h));
     }
     return lease(self, h);
@@ -753,21 +766,25 @@ inline std::string describe_holder(const std::string& name, const std::optional<
 
 // A waiter's ticket in the wait line of one name; given up when the acquire returns without
 // a grant that consumed it.
+// `grant`: the lease lock's grant a release may hand the ticket (wait_line_ops::join); a
+// wait that ends without a grant then gives back one handed to it meanwhile.
 class ticket {
  public:
-  ticket(session_core& c, bool grant_consumes) : c_(c), grant_consumes_(grant_consumes) {}
+  ticket(session_core& c, bool grant_consumes, const line_grant* grant)
+      : c_(c), grant_consumes_(grant_consumes), grant_(grant) {}
   ticket(const ticket&) = delete;
   ticket& operator=(const ticket&) = delete;
   ~ticket() {
     if (!held_) return;
-    leave();
+    if (!leave() && grant_) give_back();
     forget();
   }
 
   // Takes a ticket; false (and polling without one) when that failed.
   bool join(const std::string& name) {
     try {
-      number_ = c_.line->join(*c_.db, name, c_.owner, c_.row_ttl_ms);
+      number_ = c_.line->join(*c_.db, name, c_.owner, c_.row_ttl_ms, grant_);
+      name_ = name;
     } catch (const std::exception&) {
       return false;
     }
@@ -783,17 +800,18 @@ class ticket {
   // that it never blocks the next waiter.
   void granted() {
     if (!held_) return;
-    if (!grant_consumes_) leave();
+    if (!grant_consumes_) (void)leave();
     forget();
   }
 
  private:
   // Deletes the ticket, again when chosen as a deadlock victim; when that still fails, the
-  // session deletes it before its next wait (session_core::drop_stale_tickets).
-  void leave() noexcept {
+  // session deletes it before its next wait (session_core::drop_stale_tickets). False when
+  // the ticket was already gone: expired, or handed a grant by a release.
+  bool leave() noexcept {
     try {
-      detail::retry_conflicts(
-          *c_.db, [&] { c_.line->leave(*c_.db, number_, c_.owner); }, detail::conflict_retries::give_back);
+      return detail::retry_conflicts(
+          *c_.db, [&] { return c_.line->leave(*c_.db, number_, c_.owner); }, detail::conflict_retries::give_back);
     } catch (...) {
       try {
         std::lock_guard l(c_.mu);
@@ -801,6 +819,18 @@ class ticket {
       } catch (...) {
         // Out of memory: the ticket expires once the session stops waiting.
       }
+      return true;  // not known to be gone: nothing to give back
+    }
+  }
+  // The wait ended without a grant, but a release may have handed the ticket one: the row
+  // is this session's then, and its renewals would keep it. Deletes that row; when that
+  // fails, the row expires once the session's renewals stop.
+  void give_back() noexcept {
+    try {
+      if (detail::retry_conflicts(*c_.db, [&] { return c_.line->drop_handed(*c_.db, name_, c_.owner, number_); },
+                                  detail::conflict_retries::give_back))
+        detail::release_board::get().bump(name_);  // a waiter of this process may take it now
+    } catch (...) {
     }
   }
   void forget() {
@@ -810,24 +840,27 @@ class ticket {
   }
   session_core& c_;
   bool grant_consumes_;
+  const line_grant* grant_;
   bool held_ = false;
   std::int64_t number_ = 0;
+  std::string name_;
 };
 
 // The waiting acquire of `name` for up to `wait`: try_fn(bound, &refused) tries once with the
 // line bound (lease_table.hpp) and returns the grant, or nothing with the refusing holder's
 // row in *refused when known; holder_fn() reads the holder when the refusal did not say
 // (names_holder: refusals always say). consumes_ticket: a granted try deleted the waiter's
-// ticket itself. Throws timeout_error naming the holder when the wait runs out.
+// ticket itself. grant: a lease lock's grant a release may hand the waiter's ticket (nullptr
+// for other waiters). Throws timeout_error naming the holder when the wait runs out.
 template <typename T, typename Try, typename Holder>
 T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& try_fn, Holder&& holder_fn,
-           bool names_holder, bool consumes_ticket) {
+           bool names_holder, bool consumes_ticket, const line_grant* grant = nullptr) {
   const auto started = clock_type::now();
   const auto deadline = started + wait;
   detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(), c.release_notices);
   auto& board = detail::release_board::get();
   c.drop_stale_tickets();  // never queue behind a ticket of our own
-  ticket place(c, consumes_ticket);
+  ticket place(c, consumes_ticket, grant);
   // Release notices while this waiter tries (first in line, or without a ticket); a waiter
   // further back reads its place on the pacer's schedule instead.
   notice_want ears(c.release_notices ? c.notices.get() : nullptr);

@@ -1,7 +1,8 @@
 // lib/dialects/lease_registry.cpp — each dialect's lease-lock objects
 // (lib/core/ops/lease_table.hpp), and the wait line, which is the same on every dialect:
 // tickets in dblock_lock_waiters through sql/<dialect>/lock_line_*.sql (MySQL 8.0 reads the
-// new ticket with a second statement).
+// new ticket with a second statement), and lock_drop_handed.sql for a waiter that gives back
+// a grant a release handed it.
 #include "core/ops/lease_table.hpp"
 #include "dialects/common/rows.hpp"
 
@@ -30,16 +31,21 @@ class table_wait_line final : public wait_line_ops {
   // 8.0); lock_line_ticket.sql reads the ticket back on the same connection.
   explicit table_wait_line(bool separate_ticket_read) : separate_ticket_read_(separate_ticket_read) {}
 
-  std::int64_t join(backend& b, const std::string& name, const std::string& owner,
-                    std::int64_t ttl_ms) const override {
+  std::int64_t join(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
+                    const line_grant* grant) const override {
     auto r = b.exclusive([&] {
-      auto j = b.exec("lock_line_join", {name, owner, ttl_ms});
+      auto j = grant ? b.exec("lock_line_join", {name, owner, ttl_ms, grant->row_ttl_ms, grant->holder, grant->delay_ms})
+                     : b.exec("lock_line_join", {name, owner, ttl_ms, std::int64_t{0}, std::string(), std::int64_t{0}});
       return separate_ticket_read_ ? b.exec("lock_line_ticket") : j;
     });
     return rows::i64(r.rows.at(0), 0, "wait-line ticket");
   }
-  void leave(backend& b, std::int64_t ticket, const std::string& owner) const override {
-    (void)b.exec("lock_line_leave", {ticket, owner});
+  bool leave(backend& b, std::int64_t ticket, const std::string& owner) const override {
+    return b.exec("lock_line_leave", {ticket, owner}).affected > 0;
+  }
+  bool drop_handed(backend& b, const std::string& name, const std::string& owner,
+                   std::int64_t ticket) const override {
+    return b.exec("lock_drop_handed", {name, owner, ticket}).affected > 0;
   }
   line_position position(backend& b, const std::string& name, std::int64_t ticket) const override {
     auto r = b.exec("lock_line_position", {name, ticket});

@@ -35,6 +35,9 @@
 -- would carry the smaller token. A value is consumed only by a new grant (IF evaluates one
 -- branch). RETURNING gives one row per pass: the last is the result (a granted row whose
 -- fence is not positive would mean the passes came in the other order: the caller refuses it).
+-- A live row of $2 whose ticket is $6 was handed to this waiter by the previous holder's
+-- release (lock_hand_off.sql) after the waiter's read (lock_handed.sql): granted, holds kept
+-- (not a re-entry); only its expiry moves to now + TTL.
 -- MySQL 8 differs: no sequences (sql/mysql8/ draws from a counter row), no RETURNING,
 -- and VALUES() here is deprecated there.
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
@@ -45,7 +48,8 @@ SELECT $1, $2, 1, pass.marker, UTC_TIMESTAMP(6),
                     WHERE name = $1 AND expires_at > UTC_TIMESTAMP(6) AND ticket < CAST($6 AS SIGNED))
 ON DUPLICATE KEY UPDATE
   holds       = IF(VALUES(fence) < 0, holds,
-                   IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), holds + 1,
+                   IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6),
+                      IF(ticket <=> CAST($6 AS SIGNED), holds, holds + 1),
                       IF(expires_at <= UTC_TIMESTAMP(6), 1, holds))),
   fence       = IF(VALUES(fence) < 0, IF(owner = VALUES(owner) AND fence = 0, NEXTVAL(dblock_fence_seq), fence),
                    IF(owner = VALUES(owner) AND expires_at > UTC_TIMESTAMP(6), fence,

@@ -9,6 +9,9 @@
 -- (holds + 1, same fence). A live row of another owner makes the upsert's WHERE false:
 -- no row comes back (lock_holder then tells who holds it, only when asked), as when an
 -- earlier waiter is in line.
+-- A live row of $2 whose ticket is $6 was handed to this waiter by the previous holder's
+-- release (lock_hand_off.sql) after the waiter's read (lock_handed.sql): granted, holds kept
+-- (not a re-entry); only its expiry moves to now + TTL.
 -- SQLite's clock: julianday('now') is fixed for the whole statement; times are ms. expires_at
 -- comes back in ms: the library formats it (cheaper than strftime in the statement).
 INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
@@ -19,7 +22,8 @@ SELECT $1, $2, 1, (SELECT last + 1 FROM dblock_fence WHERE id = 1),
                     WHERE name = $1 AND ticket < $6
                       AND expires_at > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
 ON CONFLICT (name) DO UPDATE SET
-  holds       = CASE WHEN owner = excluded.owner AND expires_at > excluded.acquired_at THEN holds + 1 ELSE 1 END,
+  holds       = CASE WHEN owner = excluded.owner AND expires_at > excluded.acquired_at AND ticket = $6 THEN holds
+                     WHEN owner = excluded.owner AND expires_at > excluded.acquired_at THEN holds + 1 ELSE 1 END,
   fence       = CASE WHEN owner = excluded.owner AND expires_at > excluded.acquired_at THEN fence ELSE excluded.fence END,
   acquired_at = CASE WHEN owner = excluded.owner AND expires_at > excluded.acquired_at THEN acquired_at
                      ELSE excluded.acquired_at END,

@@ -21,6 +21,10 @@ namespace dblock::detail {
 // is below the bound. A waiter's own try passes its ticket.
 inline constexpr std::int64_t behind_every_waiter = std::numeric_limits<std::int64_t>::max();
 inline constexpr std::int64_t ahead_of_every_waiter = 0;  // a re-entry: tickets start at 1
+// A bound that is a waiter's own ticket: its try may find the lock handed to it.
+[[nodiscard]] inline constexpr bool is_line_ticket(std::int64_t bound) noexcept {
+  return bound != behind_every_waiter && bound != ahead_of_every_waiter;
+}
 
 struct grant_request {
   std::string name;
@@ -42,7 +46,9 @@ struct grant_outcome {
   std::optional<lock_info> state;
 };
 
-enum class release_outcome { deleted, decremented, not_ours };
+// handed: the final release made the row the grant of the head of the wait line
+// (release(..., to_line)).
+enum class release_outcome { deleted, decremented, not_ours, handed };
 
 class lease_table_ops {
  public:
@@ -76,9 +82,12 @@ class lease_table_ops {
     return r->expires_in;
   }
   // Deletes the row of grant `fence` (final) or takes one hold off. not_ours: the row is gone
-  // or another grant's. no_flush: see async_release().
+  // or another grant's. no_flush: see async_release(). to_line (a final release that waits
+  // for its flush): hand the name to the head of its wait line in the same commit when that
+  // head waits for this lease lock - the row becomes the grant its ticket asked for, with a
+  // new fence, and the ticket is deleted (handed) - else delete the row.
   virtual release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                                  bool final_hold, bool no_flush) const = 0;
+                                  bool final_hold, bool no_flush, bool to_line) const = 0;
   // Renews every live lock of `owner` and, when `waiting`, its live tickets; returns the
   // names still ours. `local` = the names held locally (a dialect that counts rows returns
   // them when every row matched). One round trip, or two on a dialect that renews tickets
@@ -97,15 +106,30 @@ struct line_position {
   std::int64_t fence = 0;  // the live grant of the name, 0 when none
 };
 
+// The grant a lease lock's waiter asks for, stored with its ticket: a release may make it
+// (lease_table_ops::release, to_line) while the waiter is not looking.
+struct line_grant {
+  std::int64_t row_ttl_ms = 0;  // as grant_request
+  std::string holder;
+  std::int64_t delay_ms = 0;
+};
+
 // The wait line: a waiter's ticket, renewed with the session's leases (lease_table_ops::renew).
 class wait_line_ops {
  public:
   virtual ~wait_line_ops() = default;
-  // A new ticket for `owner` in the line of `name`, live for ttl_ms.
+  // A new ticket for `owner` in the line of `name`, live for ttl_ms. `grant`: the lease
+  // lock's grant a release may hand the ticket; nullptr for any other waiter (a read-write
+  // lock, a semaphore), which is never handed anything.
   [[nodiscard]] virtual std::int64_t join(backend& b, const std::string& name, const std::string& owner,
-                                          std::int64_t ttl_ms) const = 0;
-  // Gives the ticket up (granted, timed out or failed).
-  virtual void leave(backend& b, std::int64_t ticket, const std::string& owner) const = 0;
+                                          std::int64_t ttl_ms, const line_grant* grant) const = 0;
+  // Gives the ticket up (granted, timed out or failed). False when it was gone already:
+  // expired, or consumed by a release that handed its waiter the lock (see drop_handed).
+  virtual bool leave(backend& b, std::int64_t ticket, const std::string& owner) const = 0;
+  // A waiter that stopped waiting gives back the lease row a release handed `ticket`
+  // meanwhile; true when there was one.
+  virtual bool drop_handed(backend& b, const std::string& name, const std::string& owner,
+                           std::int64_t ticket) const = 0;
   // Read-only: where `ticket` stands in the line of `name`.
   [[nodiscard]] virtual line_position position(backend& b, const std::string& name, std::int64_t ticket) const = 0;
 };

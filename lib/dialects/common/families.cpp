@@ -23,6 +23,44 @@ std::vector<lock_info> lease_table_reads::list(backend& b) const {
   return out;
 }
 
+release_outcome release_to_line(backend& b, const std::string& name, const std::string& owner,
+                                std::int64_t fence, bool draw_apart) {
+  auto out = release_outcome::not_ours;
+  auto steps = [&] {
+    // ticket, owner, grant_ttl_ms, holder, lock_delay_ms
+    auto head = b.exec("lock_line_head", {name});
+    if (head.rows.empty() || rows::i64(head.rows[0], 2, "ticket grant_ttl_ms") <= 0) {
+      out = b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
+                                                                       : release_outcome::not_ours;
+      return;
+    }
+    const auto& h = head.rows[0];
+    const auto ticket = rows::i64(h, 0, "wait-line ticket");
+    const auto next_owner = rows::text(h, 1);
+    if (draw_apart) (void)b.exec("lock_hand_off_draw");
+    const auto r = b.exec("lock_hand_off", {name, owner, fence, next_owner, rows::i64(h, 2, "ticket grant_ttl_ms"),
+                                            rows::text(h, 3), rows::i64(h, 4, "ticket lock_delay_ms"), ticket});
+    if (r.affected <= 0) return;  // no longer this grant: nothing handed (a drawn fence is only a gap)
+    (void)b.exec("lock_line_leave", {ticket, next_owner});
+    out = release_outcome::handed;
+  };
+  if (b.raw().in_transaction()) {
+    steps();  // the caller's transaction commits it all
+  } else {
+    b.in_transaction(steps);
+  }
+  return out;
+}
+
+std::optional<lock_info> handed_grant(backend& b, const std::string& name, const std::string& owner,
+                                      std::int64_t ticket) {
+  auto r = b.exec("lock_handed", {name, owner, ticket});
+  if (r.rows.empty()) return std::nullopt;
+  auto i = rows::lock_row(name, r.rows[0], {.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5});
+  i.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
+  return i;
+}
+
 bool keyed_session_locks::try_lock(backend& b, std::string_view name) const {
   return rows::first_is(b.exec("session_lock_try", {key(name)}), "1");
 }
@@ -228,7 +266,9 @@ std::optional<lock_info> mysql_family_table::probe(backend& b, const std::string
 }
 
 release_outcome mysql_family_table::release(backend& b, const std::string& name, const std::string& owner,
-                                            std::int64_t fence, bool final_hold, bool /*no_flush*/) const {
+                                            std::int64_t fence, bool final_hold, bool /*no_flush*/,
+                                            bool to_line) const {
+  if (final_hold && to_line) return release_to_line(b, name, owner, fence, hand_off_draws_apart());
   auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
   if (r.affected <= 0) return release_outcome::not_ours;
   return final_hold ? release_outcome::deleted : release_outcome::decremented;

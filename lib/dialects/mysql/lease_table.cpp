@@ -19,6 +19,9 @@ constexpr rows::lock_columns acquire_cols{.holder = 3, .fence = 1, .holds = 2, .
 class mysql_table final : public mysql_family_table {
  public:
   grant_outcome acquire(backend& b, const grant_request& r) const override {
+    if (is_line_ticket(r.line_bound)) {
+      if (auto h = handed_grant(b, r.name, r.owner, r.line_bound)) return {true, std::move(h)};
+    }
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     if (res.rows.empty()) return {};  // an earlier waiter is in line: nothing written
     // One row per pass of the upsert; the last is the row as the statement left it.

@@ -32,12 +32,18 @@ class mysql8_table final : public mysql_family_table {
   grant_outcome acquire(backend& b, const grant_request& r) const override {
     // One statement: a failure (a deadlock victim, a Galera certification conflict) took the
     // row it wrote back with it, and retry_conflicts may simply run it again.
+    if (is_line_ticket(r.line_bound)) {
+      if (auto h = handed_grant(b, r.name, r.owner, r.line_bound)) return {true, std::move(h)};
+    }
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     const std::string* answer = rows::first_text(res);
     if (!answer) return {};  // no row: refused by the line
     const auto row = grant_fields(*answer);
     return {rows::i64(row, 0, "lock granted") == 1, rows::lock_row(r.name, row, state_cols)};
   }
+
+ protected:
+  bool hand_off_draws_apart() const noexcept override { return true; }
 };
 
 }  // namespace

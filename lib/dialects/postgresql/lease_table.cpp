@@ -1,7 +1,8 @@
 // lib/dialects/postgresql/lease_table.cpp — lease locks and the wait line on PostgreSQL
 // (sql/postgresql/lock_*.sql). A refused try names the holder; a waiter's grant deletes its
-// ticket in the same transaction (dblock_lock_acquire); the final release can commit
-// without waiting for its WAL flush; a release NOTIFYs waiters.
+// ticket in the same transaction (dblock_lock_acquire), and so does a try answered by a grant
+// the previous holder's release handed it (dblock_lock_release_to_line); the final release
+// can commit without waiting for its WAL flush; a release NOTIFYs waiters.
 #include <algorithm>
 
 #include "core/idempotency_detail.hpp"  // format_utc_ms
@@ -23,7 +24,7 @@ class postgresql_table final : public lease_table_reads {
   bool async_release() const noexcept override { return true; }
 
   grant_outcome acquire(backend& b, const grant_request& r) const override {
-    const bool waiter = r.line_bound != behind_every_waiter && r.line_bound != ahead_of_every_waiter;
+    const bool waiter = is_line_ticket(r.line_bound);
     if (r.likely_free && !waiter) {
       // The grant alone; no row = not free after all, and lock_acquire.sql decides.
       auto f = b.exec("lock_acquire_fresh", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
@@ -53,9 +54,15 @@ class postgresql_table final : public lease_table_reads {
   }
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                          bool final_hold, bool no_flush) const override {
+                          bool final_hold, bool no_flush, bool to_line) const override {
     const std::vector<value> params{name, owner, fence};
     result r;
+    if (final_hold && to_line) {
+      // 0 = not ours, 1 = deleted, 2 = handed to the head of the line
+      r = b.exec("lock_release_to_line", params);
+      const auto outcome = r.rows.empty() ? 0 : rows::i64(r.rows[0], 0, "release outcome");
+      return outcome == 2 ? release_outcome::handed : outcome == 1 ? release_outcome::deleted : release_outcome::not_ours;
+    }
     if (!final_hold) {
       r = b.exec("lock_decrement", params);
     } else if (no_flush) {

@@ -27,8 +27,10 @@ class sqlite_table final : public lease_table_reads {
   bool async_release() const noexcept override { return false; }
 
   grant_outcome acquire(backend& b, const grant_request& r) const override {
-    const bool ticket = r.line_bound != behind_every_waiter && r.line_bound != ahead_of_every_waiter;
+    const bool ticket = is_line_ticket(r.line_bound);
     if (!ticket) return grant(b, r);
+    // Handed by the previous holder's release: a read, no write lock, no fsync.
+    if (auto h = handed_grant(b, r.name, r.owner, r.line_bound)) return {true, std::move(h)};
     grant_outcome out;
     auto with_ticket = [&] {
       out = grant(b, r);
@@ -84,7 +86,8 @@ class sqlite_table final : public lease_table_reads {
   }
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                          bool final_hold, bool /*no_flush*/) const override {
+                          bool final_hold, bool /*no_flush*/, bool to_line) const override {
+    if (final_hold && to_line) return release_to_line(b, name, owner, fence, false);
     if (final_hold) {
       // lock_release.sql returns no row: the change count says whether the row was ours.
       return b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted

@@ -1,0 +1,56 @@
+-- dblock schema 0014 (MySQL 8.0 syntax; MariaDB accepts it too): a release hands a
+-- contended lease lock to the head of its wait line in its own commit
+-- (sql/mysql8/lock_hand_off.sql). Without it a contended name changes hands in two durable
+-- commits (the holder's delete, then the waiter's own grant after it looked again); with it,
+-- in one, and the waiter only reads its grant (lock_handed.sql).
+--  - A ticket carries the grant its waiter asked for: grant_ttl_ms (the lease plus the lock
+--    delay; 0 marks a waiter nobody may hand a lease row, a read-write lock's or semaphore's:
+--    they share the line table), holder, lock_delay_ms.
+--  - dblock_locks.ticket names the ticket a handed grant was made for: the waiter's try with
+--    that ticket as its line bound is a grant, not a re-entry. dblock_lock_grant (migration
+--    0013) is replaced by the same function, except that its upsert keeps the holds of such
+--    a row (a hand-off that came between the waiter's read and its upsert).
+-- MySQL 8.0 has no ADD COLUMN IF NOT EXISTS: the step runs once, as every step.
+ALTER TABLE dblock_locks ADD COLUMN ticket BIGINT NULL;
+ALTER TABLE dblock_lock_waiters
+  ADD COLUMN grant_ttl_ms  BIGINT       NOT NULL DEFAULT 0,
+  ADD COLUMN holder        VARCHAR(255) NOT NULL DEFAULT '',
+  ADD COLUMN lock_delay_ms BIGINT       NOT NULL DEFAULT 0;
+-- The function's body has no inner statement ending in the word END (see lib/core/catalog.cpp).
+DROP FUNCTION IF EXISTS dblock_lock_grant;
+CREATE FUNCTION dblock_lock_grant(p_name VARBINARY(255), p_owner CHAR(32) CHARACTER SET ascii,
+  p_ttl_ms BIGINT, p_holder VARCHAR(255) CHARACTER SET utf8mb4, p_delay_ms BIGINT, p_line_bound BIGINT)
+RETURNS VARCHAR(1024) CHARACTER SET utf8mb4
+NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER
+BEGIN
+  DECLARE v VARCHAR(1024) CHARACTER SET utf8mb4 DEFAULT NULL;
+  INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, holder, lock_delay_ms)
+  SELECT p_name, p_owner, 1, 0, UTC_TIMESTAMP(6),
+         UTC_TIMESTAMP(6) + INTERVAL (p_ttl_ms * 1000) MICROSECOND, p_holder, p_delay_ms
+    FROM DUAL
+   WHERE NOT EXISTS (SELECT 1 FROM dblock_lock_waiters
+                      WHERE name = p_name AND expires_at > UTC_TIMESTAMP(6) AND ticket < p_line_bound)
+  ON DUPLICATE KEY UPDATE
+    holds       = IF(owner = p_owner AND expires_at > UTC_TIMESTAMP(6),
+                     IF(fence = 0 OR ticket <=> p_line_bound, holds, holds + 1),
+                     IF(expires_at <= UTC_TIMESTAMP(6), 1, holds)),
+    fence       = IF(owner = p_owner AND expires_at > UTC_TIMESTAMP(6), fence,
+                     IF(expires_at <= UTC_TIMESTAMP(6), 0, fence)),
+    acquired_at = IF(expires_at <= UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), acquired_at),
+    holder      = IF(expires_at <= UTC_TIMESTAMP(6) OR owner = p_owner, p_holder, holder),
+    owner       = IF(expires_at <= UTC_TIMESTAMP(6), p_owner, owner),
+    expires_at  = IF(owner = p_owner, UTC_TIMESTAMP(6) + INTERVAL (p_ttl_ms * 1000) MICROSECOND, expires_at),
+    lock_delay_ms = IF(owner = p_owner, p_delay_ms, lock_delay_ms);
+  UPDATE dblock_fence_counter SET value = LAST_INSERT_ID(value + 1)
+   WHERE id = 1
+     AND EXISTS (SELECT 1 FROM dblock_locks WHERE name = p_name AND owner = p_owner AND fence = 0);
+  IF ROW_COUNT() > 0 THEN
+    UPDATE dblock_locks SET fence = LAST_INSERT_ID() WHERE name = p_name AND owner = p_owner AND fence = 0;
+  END IF;
+  SELECT CONCAT(IF(owner = p_owner AND expires_at > UTC_TIMESTAMP(6), 1, 0), ' ', fence, ' ', holds, ' ',
+                CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED), ' ',
+                lock_delay_ms, ' ', DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%s.%fZ'), ' ', holder)
+    INTO v
+    FROM dblock_locks WHERE name = p_name;
+  RETURN v;
+END;

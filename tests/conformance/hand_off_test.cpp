@@ -1,0 +1,185 @@
+// tests/conformance/hand_off_test.cpp — the in-release hand-off on all combinations: a final
+// release of a lease granted through the wait line makes the row the grant of the head of
+// the line in its own commit (lease_table_ops::release, to_line); the head's try then finds
+// it handed (granted, read-only, holds 1); a waiter that stopped waiting gives a handed grant
+// back; only a lease lock's waiter is handed anything. The statements are driven one by one
+// first (every outcome, no timing), then through sessions.
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include "conformance/fixture.hpp"
+#include "core/internal.hpp"
+#include "core/ops/lease_table.hpp"
+#include "dblock/lock.hpp"
+
+namespace dblock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using detail::release_outcome;
+
+class HandOffConformance : public conformance {
+ protected:
+  // Owner tokens as sessions make them: 32 characters.
+  static std::string owner(char c) { return std::string(32, c); }
+  detail::grant_request request(const std::string& name, const std::string& who,
+                                std::int64_t bound = detail::behind_every_waiter) {
+    detail::grant_request r{name, who, 10'000, 0, "holder-" + who.substr(0, 1)};
+    r.line_bound = bound;
+    return r;
+  }
+  std::int64_t rows_of(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1", {name});
+  }
+  std::int64_t in_line(database& db, const std::string& name) {
+    return query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = $1", {name});
+  }
+};
+
+TEST_P(HandOffConformance, AReleaseHandsTheRowToTheHeadOfTheLineWhoseTryThenReadsIt) {
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto& table = detail::lease_table_for(kind());
+  const auto& line = detail::wait_line_for(kind());
+  const auto name = unique_name("handoff");
+  const auto a = owner('a'), w = owner('w'), x = owner('x');
+
+  const auto ga = table.acquire(b, request(name, a));
+  ASSERT_TRUE(ga.granted && ga.state);
+  const detail::line_grant wants{8'000, "holder-w", 0};
+  const auto tw = line.join(b, name, w, 10'000, &wants);
+  const auto tx = line.join(b, name, x, 10'000, &wants);  // behind w: not handed this time
+  ASSERT_LT(tw, tx);
+
+  ASSERT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::handed);
+  auto row = raw_query(db, "SELECT owner, holds, fence, ticket, holder FROM dblock_locks WHERE name = $1", {name});
+  ASSERT_EQ(row.rows.size(), 1u);
+  EXPECT_EQ(row.rows[0][0].value_or(""), w) << "the head's owner holds it";
+  EXPECT_EQ(query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
+  const auto handed_fence = query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name});
+  EXPECT_GT(handed_fence, ga.state->fence) << "a hand-off is a new grant: a larger fence";
+  EXPECT_EQ(query_int(db, "SELECT ticket FROM dblock_locks WHERE name = $1", {name}), tw);
+  EXPECT_EQ(row.rows[0][4].value_or(""), "holder-w");
+  EXPECT_EQ(in_line(db, name), 1) << "the head's ticket went with the hand-off, x's stays";
+
+  // x's try is refused (w holds it); w's try with its ticket finds it handed: granted with
+  // the row's fence, holds still 1 (not a re-entry), and no more than its TTL left.
+  EXPECT_FALSE(table.acquire(b, request(name, x, tx)).granted);
+  const auto gw = table.acquire(b, request(name, w, tw));
+  ASSERT_TRUE(gw.granted && gw.state);
+  EXPECT_EQ(gw.state->fence, handed_fence);
+  EXPECT_LE(gw.state->expires_in, 8'000ms);
+  EXPECT_GT(gw.state->expires_in, 0ms);
+  EXPECT_EQ(query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
+  // A second look (a lost answer, asked again) is still the same grant, still one hold.
+  const auto again = table.acquire(b, request(name, w, tw));
+  EXPECT_TRUE(again.granted);
+  EXPECT_EQ(query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
+
+  // The old grant can no longer release anything; w's release hands it on to x.
+  EXPECT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::not_ours);
+  ASSERT_EQ(table.release(b, name, w, handed_fence, true, false, true), release_outcome::handed);
+  EXPECT_EQ(query_int(db, "SELECT ticket FROM dblock_locks WHERE name = $1", {name}), tx);
+  const auto x_fence = query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name});
+  EXPECT_GT(x_fence, handed_fence);
+  // Nobody left in line: the release deletes the row.
+  EXPECT_EQ(table.release(b, name, x, x_fence, true, false, true), release_outcome::deleted);
+  EXPECT_EQ(rows_of(db, name), 0);
+  EXPECT_EQ(in_line(db, name), 0);
+}
+
+TEST_P(HandOffConformance, AWaiterThatStopsWaitingGivesAHandedGrantBackAndALeftTicketIsNeverHanded) {
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto& table = detail::lease_table_for(kind());
+  const auto& line = detail::wait_line_for(kind());
+  const auto name = unique_name("giveback");
+  const auto a = owner('a'), w = owner('w');
+  const detail::line_grant wants{8'000, "holder-w", 0};
+
+  // Handed first, then the waiter leaves: its ticket is gone, so it drops the row.
+  auto ga = table.acquire(b, request(name, a));
+  ASSERT_TRUE(ga.granted && ga.state);
+  const auto t1 = line.join(b, name, w, 10'000, &wants);
+  ASSERT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::handed);
+  EXPECT_FALSE(line.leave(b, t1, w)) << "the hand-off consumed the ticket";
+  EXPECT_FALSE(line.drop_handed(b, name, a, t1)) << "only the handed owner gives it back";
+  EXPECT_TRUE(line.drop_handed(b, name, w, t1));
+  EXPECT_EQ(rows_of(db, name), 0);
+  EXPECT_FALSE(line.drop_handed(b, name, w, t1)) << "given back once";
+
+  // The waiter leaves first: the release finds nobody and deletes the row.
+  ga = table.acquire(b, request(name, a));
+  ASSERT_TRUE(ga.granted && ga.state);
+  const auto t2 = line.join(b, name, w, 10'000, &wants);
+  EXPECT_TRUE(line.leave(b, t2, w));
+  EXPECT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::deleted);
+  EXPECT_EQ(rows_of(db, name), 0);
+}
+
+TEST_P(HandOffConformance, OnlyALeaseLocksWaiterAtTheHeadIsHandedTheRow) {
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto& table = detail::lease_table_for(kind());
+  const auto& line = detail::wait_line_for(kind());
+  const auto name = unique_name("rwhead");
+  const auto a = owner('a'), r = owner('r'), w = owner('w');
+  const detail::line_grant wants{8'000, "holder-w", 0};
+
+  auto ga = table.acquire(b, request(name, a));
+  ASSERT_TRUE(ga.granted && ga.state);
+  const auto tr = line.join(b, name, r, 10'000, nullptr);  // a read-write lock's waiter
+  (void)line.join(b, name, w, 10'000, &wants);
+  EXPECT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::deleted)
+      << "the head waits for something else: the row is deleted, nobody is skipped";
+  EXPECT_EQ(rows_of(db, name), 0);
+  EXPECT_EQ(in_line(db, name), 2);
+  EXPECT_TRUE(line.leave(b, tr, r));
+}
+
+// Through sessions: b waits and gets the lock when a releases (b's own try); c waits behind
+// b; b's release (a lease granted through the line) hands it to c, whose lease holds one
+// hold, no more than its TTL, and whose release deletes the row (nobody left in line).
+TEST_P(HandOffConformance, SessionsHandAContendedLockOnAndHoldItOnce) {
+  auto db_a = open();
+  auto db_b = open();
+  auto db_c = open();
+  session_options o;
+  o.ttl = 5'000ms;
+  o.lock_delay = 0ms;
+  session a(db_a, o), sb(db_b, o), sc(db_c, o);
+  const auto name = unique_name("sessions");
+  auto la = a.try_acquire(name);
+  ASSERT_TRUE(la);
+  auto wait_in_line = [&](std::int64_t n) {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (in_line(db_a, name) < n && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+    return in_line(db_a, name) >= n;
+  };
+  std::optional<lease> lb, lc;
+  std::thread tb([&] { lb.emplace(sb.acquire(name, 30s)); });
+  ASSERT_TRUE(wait_in_line(1));
+  la->release();
+  tb.join();
+  ASSERT_TRUE(lb && lb->is_held());
+  std::thread tc([&] { lc.emplace(sc.acquire(name, 30s)); });
+  ASSERT_TRUE(wait_in_line(1));
+  const auto b_fence = lb->fence();
+  lb->release();
+  tc.join();
+  ASSERT_TRUE(lc && lc->is_held());
+  EXPECT_GT(lc->fence(), b_fence);
+  EXPECT_EQ(query_int(db_a, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
+  EXPECT_EQ(query_int(db_a, "SELECT COUNT(*) FROM dblock_locks WHERE name = $1 AND ticket IS NOT NULL", {name}), 1)
+      << "c's grant was made by b's release";
+  EXPECT_LE(lc->remaining(), o.ttl);
+  lc->release();
+  EXPECT_EQ(rows_of(db_a, name), 0);
+  EXPECT_EQ(in_line(db_a, name), 0);
+}
+
+DBLOCK_CONFORMANCE_SUITE(HandOffConformance);
+
+}  // namespace
+}  // namespace dblock::test
