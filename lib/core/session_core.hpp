@@ -93,6 +93,11 @@ struct session_core final : link::job {
   // Guarded by mu:
   std::unordered_map<std::string, std::shared_ptr<held_lock>> held;
   int tickets = 0;          // this session's live tickets in wait lines (renewed with its leases)
+  // With owner_scope::thread: each lease lock's waiting threads, by name, with their tickets.
+  // The session's threads share one owner, so a row a release handed one of them (not yet
+  // read by it) looks like the session's own row to the others: try_once keeps them out as
+  // the line would.
+  std::unordered_multimap<std::string, std::pair<std::int64_t, std::thread::id>> thread_tickets;
   // Tickets whose delete failed (a deadlock victim past its retries, a lost connection). The
   // renewal keeps every live ticket of the owner while the session waits for any name, so
   // such a ticket would not expire while the session keeps waiting, and a later wait for its
@@ -334,6 +339,20 @@ struct session_core final : link::job {
 
   // ---------------------------------------------------------------- one try
 
+  // owner_scope::thread (caller holds mu): another thread of this session holds `name`, or
+  // waits for it ahead of a try with line bound `bound`. Its threads share one owner token,
+  // so the server would take such a try for a re-entry of the session's row (or of a row a
+  // release handed the other thread).
+  bool other_thread_first(const std::string& name, std::int64_t bound) const {
+    if (opts.scope != owner_scope::thread) return false;
+    const auto me = std::this_thread::get_id();
+    if (auto it = held.find(name); it != held.end() && !it->second->lost) return it->second->thread != me;
+    auto [from, to] = thread_tickets.equal_range(name);
+    for (; from != to; ++from)
+      if (from->second.second != me && from->second.first < bound) return true;
+    return false;
+  }
+
   // One try of `name` with line bound `bound` (lease_table.hpp); the refusing holder's row
   // in *refused when known.
   std::optional<lease> try_once(const std::shared_ptr<session_core>& self, const std::string& name,
@@ -344,13 +363,12 @@ struct session_core final : link::job {
     bool likely_free = false;
     {
       std::lock_guard l(mu);
-      if (auto it = held.find(name); it != held.end() && !it->second->lost) {
-        if (opts.scope == owner_scope::thread && it->second->thread != std::this_thread::get_id()) {
-          detail::count(counter::lock_not_acquired);
-          return std::nullopt;  // another thread of this session owns it
-        }
-        line_bound = detail::ahead_of_every_waiter;  // a re-entry never queues
+      if (other_thread_first(name, bound)) {
+        detail::count(counter::lock_not_acquired);
+        return std::nullopt;
       }
+      if (auto it = held.find(name); it != held.end() && !it->second->lost)
+        line_bound = detail::ahead_of_every_waiter;  // a re-entry never queues
       likely_free = freed.count(name) > 0;
       if (auto it = busy.find(name); it != busy.end()) {
         probe_first = clock_type::now() < it->second.until && it->second.generation == generation;
@@ -372,6 +390,15 @@ struct session_core final : link::job {
     // this session changes the row's holds in between (a final release deciding on its
     // local count and then deleting could otherwise delete a hold re-entered meanwhile).
     return db->exclusive([&]() -> std::optional<lease> {
+      if (opts.scope == owner_scope::thread && line_bound != detail::ahead_of_every_waiter) {
+        // Again under the connection's mutex: another thread's grant may have been recorded
+        // since the look above, and this try would re-enter the session's row.
+        std::lock_guard l(mu);
+        if (other_thread_first(name, line_bound)) {
+          detail::count(counter::lock_not_acquired);
+          return std::nullopt;
+        }
+      }
       const auto epoch = marker_epoch_now();  // before sending, like t0
       const auto t0 = clock_type::now();  // before sending: the local deadline errs early
       detail::grant_outcome r;
@@ -791,6 +818,8 @@ class ticket {
     held_ = true;
     std::lock_guard l(c_.mu);
     ++c_.tickets;
+    if (grant_ && c_.opts.scope == owner_scope::thread)
+      c_.thread_tickets.emplace(name_, std::make_pair(number_, std::this_thread::get_id()));
     return true;
   }
   [[nodiscard]] bool held() const noexcept { return held_; }
@@ -837,6 +866,13 @@ class ticket {
     held_ = false;
     std::lock_guard l(c_.mu);
     --c_.tickets;
+    auto [from, to] = c_.thread_tickets.equal_range(name_);
+    for (; from != to; ++from) {
+      if (from->second.first == number_) {
+        c_.thread_tickets.erase(from);
+        break;
+      }
+    }
   }
   session_core& c_;
   bool grant_consumes_;

@@ -5,6 +5,7 @@
 // back; only a lease lock's waiter is handed anything. The statements are driven one by one
 // first (every outcome, no timing), then through sessions.
 #include <atomic>
+#include <vector>
 #include <optional>
 #include <thread>
 
@@ -177,6 +178,62 @@ TEST_P(HandOffConformance, SessionsHandAContendedLockOnAndHoldItOnce) {
   lc->release();
   EXPECT_EQ(rows_of(db_a, name), 0);
   EXPECT_EQ(in_line(db_a, name), 0);
+}
+
+// One session with owner_scope::thread: its threads share one owner token, so a row a
+// release handed one waiting thread looks like the session's own row to the others until
+// that thread reads it. 4 threads of that session and 2 threads with sessions of their own
+// take the lock in turns with waits; the critical section counts how many are inside at
+// once. Violations: more than one inside, a timeout or an error.
+TEST_P(HandOffConformance, ThreadsOfAThreadScopedSessionExcludeEachOtherThroughHandOffs) {
+  const int rounds = kind() == dialect::sqlite ? 10 : 20;
+  const auto name = unique_name("tscope");
+  auto shared_db = open();
+  session_options o;
+  o.ttl = 5'000ms;
+  o.lock_delay = 0ms;
+  o.scope = owner_scope::thread;
+  session shared(shared_db, o);
+  std::atomic<int> inside{0}, violations{0};
+  auto take_turns = [&](session& s) {
+    try {
+      for (int i = 0; i < rounds; ++i) {
+        auto l = s.acquire(name, 60s);
+        if (inside.fetch_add(1) != 0) {
+          ++violations;
+          std::fprintf(stderr, "two inside: fence %lld\n", static_cast<long long>(l.fence()));
+        }
+        std::this_thread::sleep_for(1ms);
+        inside.fetch_sub(1);
+        l.release();
+        // Right after handing it on, a try of this thread: granted only if nobody is inside.
+        if (auto again = s.try_acquire(name)) {
+          if (inside.fetch_add(1) != 0) {
+            ++violations;
+            std::fprintf(stderr, "try granted while another is inside: fence %lld\n",
+                         static_cast<long long>(again->fence()));
+          }
+          inside.fetch_sub(1);
+        }
+      }
+    } catch (const std::exception& e) {
+      ++violations;
+      std::fprintf(stderr, "worker: %s\n", e.what());
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) ts.emplace_back([&] { take_turns(shared); });
+  for (int t = 0; t < 2; ++t)
+    ts.emplace_back([&] {
+      auto db = open();
+      session_options own = o;
+      own.scope = owner_scope::session;
+      session s(db, own);
+      take_turns(s);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_EQ(rows_of(shared_db, name), 0);
 }
 
 DBLOCK_CONFORMANCE_SUITE(HandOffConformance);
