@@ -36,7 +36,7 @@
 -- branch). RETURNING gives one row per pass: the last is the result (a granted row whose
 -- fence is not positive would mean the passes came in the other order: the caller refuses it).
 -- A live row of $2 whose ticket is $6 was handed to this waiter by the previous holder's
--- release (lock_hand_off.sql) after the waiter's read (lock_handed.sql): granted, holds kept
+-- release (lock_release_to_line.sql) after the waiter's read (lock_handed.sql): granted, holds kept
 -- (not a re-entry); only its expiry moves to now + TTL.
 -- MySQL 8 differs: no sequences (sql/mysql8/ draws from a counter row), no RETURNING,
 -- and VALUES() here is deprecated there.

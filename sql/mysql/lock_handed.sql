@@ -1,5 +1,5 @@
 -- A waiter's try of lease lock $1 (owner $2, ticket $3) first reads whether the previous
--- holder's release handed it the lock (lock_hand_off.sql): the live row of $2 made for that
+-- holder's release handed it the lock (lock_release_to_line.sql): the live row of $2 made for that
 -- ticket. Read-only; no row = not handed (the try's upsert decides). Columns as
 -- lock_probe.sql: granted (1), fence, holds, holder, expires_at_ms, expires_in_ms.
 SELECT 1 AS granted, fence, holds, holder,

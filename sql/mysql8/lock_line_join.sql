@@ -2,7 +2,7 @@
 -- lock_line_renew.sql with the owner's leases). The ticket is the row's AUTO_INCREMENT,
 -- read back by lock_line_ticket.sql on the same connection: grants of the name go to the
 -- lowest live ticket (lock_acquire.sql's line bound).
--- $4, $5, $6 = the grant a release may hand this ticket (lock_hand_off.sql): its TTL in ms
+-- $4, $5, $6 = the grant a release may hand this ticket (lock_release_to_line.sql): its TTL in ms
 -- (the lease plus the lock delay; 0 = never hand this ticket a lease row: a read-write lock's
 -- or semaphore's waiter), holder text, lock delay in ms.
 INSERT INTO dblock_lock_waiters (name, owner, expires_at, grant_ttl_ms, holder, lock_delay_ms)

@@ -23,35 +23,6 @@ std::vector<lock_info> lease_table_reads::list(backend& b) const {
   return out;
 }
 
-release_outcome release_to_line(backend& b, const std::string& name, const std::string& owner,
-                                std::int64_t fence, bool draw_apart) {
-  auto out = release_outcome::not_ours;
-  auto steps = [&] {
-    // ticket, owner, grant_ttl_ms, holder, lock_delay_ms
-    auto head = b.exec("lock_line_head", {name});
-    if (head.rows.empty() || rows::i64(head.rows[0], 2, "ticket grant_ttl_ms") <= 0) {
-      out = b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
-                                                                       : release_outcome::not_ours;
-      return;
-    }
-    const auto& h = head.rows[0];
-    const auto ticket = rows::i64(h, 0, "wait-line ticket");
-    const auto next_owner = rows::text(h, 1);
-    if (draw_apart) (void)b.exec("lock_hand_off_draw");
-    const auto r = b.exec("lock_hand_off", {name, owner, fence, next_owner, rows::i64(h, 2, "ticket grant_ttl_ms"),
-                                            rows::text(h, 3), rows::i64(h, 4, "ticket lock_delay_ms"), ticket});
-    if (r.affected <= 0) return;  // no longer this grant: nothing handed (a drawn fence is only a gap)
-    (void)b.exec("lock_line_leave", {ticket, next_owner});
-    out = release_outcome::handed;
-  };
-  if (b.raw().in_transaction()) {
-    steps();  // the caller's transaction commits it all
-  } else {
-    b.in_transaction(steps);
-  }
-  return out;
-}
-
 std::optional<lock_info> handed_grant(backend& b, const std::string& name, const std::string& owner,
                                       std::int64_t ticket) {
   auto r = b.exec("lock_handed", {name, owner, ticket});
@@ -268,7 +239,11 @@ std::optional<lock_info> mysql_family_table::probe(backend& b, const std::string
 release_outcome mysql_family_table::release(backend& b, const std::string& name, const std::string& owner,
                                             std::int64_t fence, bool final_hold, bool /*no_flush*/,
                                             bool to_line) const {
-  if (final_hold && to_line) return release_to_line(b, name, owner, fence, hand_off_draws_apart());
+  if (final_hold && to_line) {
+    // 0 = not ours, 1 = deleted, 2 = handed to the head of the line (migration 0014's function)
+    const auto outcome = rows::i64(b.exec("lock_release_to_line", {name, owner, fence}).rows.at(0), 0, "release outcome");
+    return outcome == 2 ? release_outcome::handed : outcome == 1 ? release_outcome::deleted : release_outcome::not_ours;
+  }
   auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
   if (r.affected <= 0) return release_outcome::not_ours;
   return final_hold ? release_outcome::deleted : release_outcome::decremented;

@@ -123,15 +123,6 @@ class idempotency_claim_text : public idempotency_rows {
 // lock_owned.sql): a refusal names the holder, the grant does not consume a ticket, a release
 // waits for its flush, and the renewal counts matched rows (CLIENT_FOUND_ROWS), reading names
 // only when fewer matched. Each dialect writes its own acquire.
-// The final release that hands lease lock `name` to the head of its wait line
-// (lease_table_ops::release, to_line) as a transaction of statements - or inside the
-// caller's: lock_line_head.sql reads the head (and locks it where rows can be locked),
-// lock_hand_off.sql rewrites the row as the grant its ticket asked for (after
-// lock_hand_off_draw.sql when `draw_apart`: MySQL 8.0 draws the fence in a statement of its
-// own), and lock_line_leave.sql deletes the ticket; lock_release.sql when nobody waits for
-// this lease lock.
-[[nodiscard]] release_outcome release_to_line(backend& b, const std::string& name, const std::string& owner,
-                                              std::int64_t fence, bool draw_apart);
 // A waiter's try reads first whether a release handed its ticket the lock (lock_handed.sql):
 // the grant, read-only, else nothing.
 [[nodiscard]] std::optional<lock_info> handed_grant(backend& b, const std::string& name, const std::string& owner,
@@ -148,10 +139,6 @@ class mysql_family_table : public lease_table_reads {
                           bool final_hold, bool no_flush, bool to_line) const override;
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
                                  const std::vector<std::string>& local, bool waiting) const override;
-
- protected:
-  // MySQL 8.0: the hand-off draws its fence in a statement of its own (lock_hand_off_draw.sql).
-  [[nodiscard]] virtual bool hand_off_draws_apart() const noexcept { return false; }
 };
 
 // Where nothing dblock can read tells whether a committed grant can be lost on failover

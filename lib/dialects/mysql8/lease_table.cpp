@@ -41,9 +41,6 @@ class mysql8_table final : public mysql_family_table {
     const auto row = grant_fields(*answer);
     return {rows::i64(row, 0, "lock granted") == 1, rows::lock_row(r.name, row, state_cols)};
   }
-
- protected:
-  bool hand_off_draws_apart() const noexcept override { return true; }
 };
 
 }  // namespace

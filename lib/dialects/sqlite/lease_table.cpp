@@ -6,7 +6,9 @@
 // second statement while the session waits.
 // A waiter's try and the deletion of its ticket when granted share one transaction: one
 // commit, one fsync per hand-off (statements run in process, a transaction costs no round
-// trip).
+// trip). A contended lease's release hands the name to the head of the line in one
+// transaction too (lock_line_head.sql, lock_hand_off.sql); the head's try reads it
+// (lock_handed.sql).
 #include <algorithm>
 
 #include "core/idempotency_detail.hpp"  // format_utc_ms
@@ -87,7 +89,7 @@ class sqlite_table final : public lease_table_reads {
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
                           bool final_hold, bool /*no_flush*/, bool to_line) const override {
-    if (final_hold && to_line) return release_to_line(b, name, owner, fence, false);
+    if (final_hold && to_line) return release_to_line(b, name, owner, fence);
     if (final_hold) {
       // lock_release.sql returns no row: the change count says whether the row was ours.
       return b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
@@ -95,6 +97,39 @@ class sqlite_table final : public lease_table_reads {
     }
     auto r = b.exec("lock_decrement", {name, owner, fence});
     return r.rows.empty() ? release_outcome::not_ours : release_outcome::decremented;
+  }
+
+  // The final release that hands the name to the head of its line, as one transaction of
+  // in-process statements (BEGIN IMMEDIATE holds the write lock throughout), or inside the
+  // caller's: lock_line_head.sql reads the head, lock_hand_off.sql rewrites the row as the
+  // grant its ticket asked for, lock_line_leave.sql deletes the ticket; lock_release.sql when
+  // nobody waits for this lease lock.
+  static release_outcome release_to_line(backend& b, const std::string& name, const std::string& owner,
+                                         std::int64_t fence) {
+    auto out = release_outcome::not_ours;
+    auto steps = [&] {
+      // ticket, owner, grant_ttl_ms, holder, lock_delay_ms
+      auto head = b.exec("lock_line_head", {name});
+      if (head.rows.empty() || rows::i64(head.rows[0], 2, "ticket grant_ttl_ms") <= 0) {
+        out = b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
+                                                                         : release_outcome::not_ours;
+        return;
+      }
+      const auto& h = head.rows[0];
+      const auto ticket = rows::i64(h, 0, "wait-line ticket");
+      const auto next_owner = rows::text(h, 1);
+      const auto r = b.exec("lock_hand_off", {name, owner, fence, next_owner, rows::i64(h, 2, "ticket grant_ttl_ms"),
+                                              rows::text(h, 3), rows::i64(h, 4, "ticket lock_delay_ms"), ticket});
+      if (r.affected <= 0) return;  // no longer this grant: nothing handed
+      (void)b.exec("lock_line_leave", {ticket, next_owner});
+      out = release_outcome::handed;
+    };
+    if (b.raw().in_transaction()) {
+      steps();  // the caller's transaction commits it all
+    } else {
+      b.in_transaction(steps);
+    }
+    return out;
   }
 
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
