@@ -1,9 +1,12 @@
--- A waiter's try of lease lock $1 (owner $2, ticket $3) first reads whether the previous
--- holder's release handed it the lock (lock_release_to_line.sql): the live row of $2 made for that
--- ticket. Read-only; no row = not handed (the try's upsert decides). Columns as
--- lock_probe.sql: granted (1), fence, holds, holder, expires_at_ms, expires_in_ms.
-SELECT 1 AS granted, fence, holds, holder,
+-- A waiter's try of lease lock $1 (owner $2, ticket $3) looks before it writes: the live row
+-- that answers the try without the upsert. granted 1: the previous holder's release handed it
+-- to this ticket (lock_release_to_line.sql); granted 0: another owner holds it (the refusal,
+-- naming the holder). No row: free, expired, or a row of $2 not handed to this ticket - the
+-- upsert (lock_acquire.sql) decides. Read-only and without row locks: a waiter that looks
+-- often never delays the release it waits for. Columns as lock_probe.sql: granted, fence,
+-- holds, holder, expires_at_ms, expires_in_ms.
+SELECT IF(owner = $2, 1, 0) AS granted, fence, holds, holder,
        CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', expires_at) DIV 1000 AS SIGNED) AS expires_at_ms,
        CAST(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000 AS SIGNED) AS expires_in_ms
   FROM dblock_locks
- WHERE name = $1 AND owner = $2 AND ticket = CAST($3 AS SIGNED) AND expires_at > UTC_TIMESTAMP(6)
+ WHERE name = $1 AND expires_at > UTC_TIMESTAMP(6) AND (owner <> $2 OR ticket = CAST($3 AS SIGNED))

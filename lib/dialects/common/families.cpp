@@ -23,13 +23,13 @@ std::vector<lock_info> lease_table_reads::list(backend& b) const {
   return out;
 }
 
-std::optional<lock_info> handed_grant(backend& b, const std::string& name, const std::string& owner,
-                                      std::int64_t ticket) {
+std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, const std::string& owner,
+                                         std::int64_t ticket) {
   auto r = b.exec("lock_handed", {name, owner, ticket});
   if (r.rows.empty()) return std::nullopt;
   auto i = rows::lock_row(name, r.rows[0], {.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5});
   i.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
-  return i;
+  return grant_outcome{rows::i64(r.rows[0], 0, "lock granted") == 1, std::move(i)};
 }
 
 bool keyed_session_locks::try_lock(backend& b, std::string_view name) const {

@@ -123,10 +123,10 @@ class idempotency_claim_text : public idempotency_rows {
 // lock_owned.sql): a refusal names the holder, the grant does not consume a ticket, a release
 // waits for its flush, and the renewal counts matched rows (CLIENT_FOUND_ROWS), reading names
 // only when fewer matched. Each dialect writes its own acquire.
-// A waiter's try reads first whether a release handed its ticket the lock (lock_handed.sql):
-// the grant, read-only, else nothing.
-[[nodiscard]] std::optional<lock_info> handed_grant(backend& b, const std::string& name, const std::string& owner,
-                                                    std::int64_t ticket);
+// A waiter's try looks before it writes (lock_handed.sql): a grant a release handed its
+// ticket, or the refusal by another owner's live row; nothing when the upsert must decide.
+[[nodiscard]] std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, const std::string& owner,
+                                                       std::int64_t ticket);
 
 class mysql_family_table : public lease_table_reads {
  public:

@@ -31,8 +31,9 @@ class sqlite_table final : public lease_table_reads {
   grant_outcome acquire(backend& b, const grant_request& r) const override {
     const bool ticket = is_line_ticket(r.line_bound);
     if (!ticket) return grant(b, r);
-    // Handed by the previous holder's release: a read, no write lock, no fsync.
-    if (auto h = handed_grant(b, r.name, r.owner, r.line_bound)) return {true, std::move(h)};
+    // Handed by the previous holder's release, or held by another owner: a read, no write
+    // lock, no fsync.
+    if (auto seen = waiter_look(b, r.name, r.owner, r.line_bound)) return std::move(*seen);
     grant_outcome out;
     auto with_ticket = [&] {
       out = grant(b, r);
