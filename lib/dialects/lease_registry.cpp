@@ -29,13 +29,19 @@ class table_wait_line final : public wait_line_ops {
  public:
   // separate_ticket_read: lock_line_join.sql returns no row (no INSERT ... RETURNING, MySQL
   // 8.0); lock_line_ticket.sql reads the ticket back on the same connection.
-  explicit table_wait_line(bool separate_ticket_read) : separate_ticket_read_(separate_ticket_read) {}
+  // async_join: lock_line_join_async.sql outside a caller's transaction (PostgreSQL: a ticket
+  // commits without waiting for its flush).
+  table_wait_line(bool separate_ticket_read, bool async_join)
+      : separate_ticket_read_(separate_ticket_read), async_join_(async_join) {}
 
   std::int64_t join(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                     const line_grant* grant) const override {
     auto r = b.exclusive([&] {
-      auto j = grant ? b.exec("lock_line_join", {name, owner, ttl_ms, grant->row_ttl_ms, grant->holder, grant->delay_ms})
-                     : b.exec("lock_line_join", {name, owner, ttl_ms, std::int64_t{0}, std::string(), std::int64_t{0}});
+      const std::vector<value> params =
+          grant ? std::vector<value>{name, owner, ttl_ms, grant->row_ttl_ms, grant->holder, grant->delay_ms}
+                : std::vector<value>{name, owner, ttl_ms, std::int64_t{0}, std::string(), std::int64_t{0}};
+      auto j = async_join_ ? b.exec_unless_in_transaction("lock_line_join_async", "lock_line_join", params)
+                           : b.exec("lock_line_join", params);
       return separate_ticket_read_ ? b.exec("lock_line_ticket") : j;
     });
     return rows::i64(r.rows.at(0), 0, "wait-line ticket");
@@ -54,14 +60,16 @@ class table_wait_line final : public wait_line_ops {
 
  private:
   bool separate_ticket_read_;
+  bool async_join_;
 };
 
 }  // namespace
 
 const wait_line_ops& wait_line_for(dialect d) noexcept {
-  static const table_wait_line returning{false};
-  static const table_wait_line read_apart{true};
-  return d == dialect::mysql8 ? read_apart : returning;
+  static const table_wait_line returning{false, false};
+  static const table_wait_line read_apart{true, false};
+  static const table_wait_line unflushed{false, true};
+  return d == dialect::mysql8 ? read_apart : d == dialect::postgresql ? unflushed : returning;
 }
 
 }  // namespace dblock::detail
