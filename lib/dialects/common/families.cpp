@@ -23,6 +23,14 @@ std::vector<lock_info> lease_table_reads::list(backend& b) const {
   return out;
 }
 
+std::optional<grant_outcome> waiter_look_durable(backend& b, const std::string& name, const std::string& owner,
+                                                 std::int64_t ticket) {
+  auto seen = waiter_look(b, name, owner, ticket);
+  if (!seen || !seen->granted) return seen;
+  if (b.exec("lock_handed_confirm", {name, owner, ticket}).affected > 0) return seen;
+  return grant_outcome{};  // gone between the read and the write: refused, holder unknown
+}
+
 std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, const std::string& owner,
                                          std::int64_t ticket) {
   auto r = b.exec("lock_handed", {name, owner, ticket});

@@ -127,6 +127,11 @@ class idempotency_claim_text : public idempotency_rows {
 // ticket, or the refusal by another owner's live row; nothing when the upsert must decide.
 [[nodiscard]] std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, const std::string& owner,
                                                        std::int64_t ticket);
+// MariaDB and MySQL 8.0: the waiter's look (waiter_look), and a handed grant confirmed by a
+// durable write before the waiter acts on it (lock_handed_confirm.sql: InnoDB shows commits
+// before their redo is flushed). Nothing when the upsert must decide.
+[[nodiscard]] std::optional<grant_outcome> waiter_look_durable(backend& b, const std::string& name,
+                                                               const std::string& owner, std::int64_t ticket);
 
 class mysql_family_table : public lease_table_reads {
  public:

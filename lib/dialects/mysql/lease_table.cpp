@@ -20,7 +20,7 @@ class mysql_table final : public mysql_family_table {
  public:
   grant_outcome acquire(backend& b, const grant_request& r) const override {
     if (is_line_ticket(r.line_bound)) {
-      if (auto seen = waiter_look(b, r.name, r.owner, r.line_bound)) return std::move(*seen);
+      if (auto seen = waiter_look_durable(b, r.name, r.owner, r.line_bound)) return std::move(*seen);
     }
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     if (res.rows.empty()) return {};  // an earlier waiter is in line: nothing written

@@ -33,7 +33,7 @@ class mysql8_table final : public mysql_family_table {
     // One statement: a failure (a deadlock victim, a Galera certification conflict) took the
     // row it wrote back with it, and retry_conflicts may simply run it again.
     if (is_line_ticket(r.line_bound)) {
-      if (auto seen = waiter_look(b, r.name, r.owner, r.line_bound)) return std::move(*seen);
+      if (auto seen = waiter_look_durable(b, r.name, r.owner, r.line_bound)) return std::move(*seen);
     }
     auto res = b.exec("lock_acquire", {r.name, r.owner, r.row_ttl_ms, r.holder, r.delay_ms, r.line_bound});
     const std::string* answer = rows::first_text(res);
