@@ -165,11 +165,14 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   auto& c = *core_;
   const std::string name(name_view);
   const detail::line_grant grant{c.row_ttl_ms, c.holder, c.opts.lock_delay.count()};
+  bool handed = false;  // the granted try's ticket went with the hand-off: no leave
   return detail::wait_for<lease>(
       c, name, wait,
-      [&](std::int64_t bound, std::optional<lock_info>* refused) { return c.try_once(core_, name, bound, refused); },
+      [&](std::int64_t bound, std::optional<lock_info>* refused) {
+        return c.try_once(core_, name, bound, refused, &handed);
+      },
       [&] { return c.table->holder(*c.db, name); }, c.table->refusal_names_holder(),
-      c.table->grant_consumes_ticket(), &grant);
+      c.table->grant_consumes_ticket(), &grant, &handed);
 }
 
 std::vector<lock_info> list_locks(database& db) {

@@ -354,9 +354,10 @@ struct session_core final : link::job {
   }
 
   // One try of `name` with line bound `bound` (lease_table.hpp); the refusing holder's row
-  // in *refused when known.
+  // in *refused when known; *handed set when a release handed the grant to the ticket
+  // `bound` (and deleted that ticket).
   std::optional<lease> try_once(const std::shared_ptr<session_core>& self, const std::string& name,
-                                std::int64_t bound, std::optional<lock_info>* refused) {
+                                std::int64_t bound, std::optional<lock_info>* refused, bool* handed = nullptr) {
     const auto generation = detail::release_board::get().generation(name);  // before sending
     bool probe_first = false;
     std::int64_t line_bound = bound;
@@ -468,6 +469,7 @@ struct session_core final : link::job {
         return std::nullopt;
       }
       if (detail::is_line_ticket(line_bound)) {
+        if (handed) *handed = r.handed;
         // A waiter's grant may have been made by the previous holder's release, before t0:
         // the lease is trusted no longer than the row's time left as the server answered
         // (less the lock delay, which the row's TTL includes).
@@ -825,11 +827,12 @@ class ticket {
   [[nodiscard]] bool held() const noexcept { return held_; }
   [[nodiscard]] std::int64_t number() const noexcept { return number_; }
   [[nodiscard]] std::int64_t bound() const noexcept { return held_ ? number_ : detail::behind_every_waiter; }
-  // Granted: the grant deleted the ticket, or it is deleted now, before the hold starts, so
-  // that it never blocks the next waiter.
-  void granted() {
+  // Granted: the grant deleted the ticket (or the release that handed it the grant did,
+  // `gone`), or it is deleted now, before the hold starts, so that it never blocks the next
+  // waiter.
+  void granted(bool gone = false) {
     if (!held_) return;
-    if (!grant_consumes_) (void)leave();
+    if (!grant_consumes_ && !gone) (void)leave();
     forget();
   }
 
@@ -887,10 +890,13 @@ class ticket {
 // row in *refused when known; holder_fn() reads the holder when the refusal did not say
 // (names_holder: refusals always say). consumes_ticket: a granted try deleted the waiter's
 // ticket itself. grant: a lease lock's grant a release may hand the waiter's ticket (nullptr
-// for other waiters). Throws timeout_error naming the holder when the wait runs out.
+// for other waiters). ticket_gone: set by a granted try whose grant a release handed the
+// ticket, which it deleted (nullptr: never). Throws timeout_error naming the holder when the
+// wait runs out.
 template <typename T, typename Try, typename Holder>
 T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& try_fn, Holder&& holder_fn,
-           bool names_holder, bool consumes_ticket, const line_grant* grant = nullptr) {
+           bool names_holder, bool consumes_ticket, const line_grant* grant = nullptr,
+           const bool* ticket_gone = nullptr) {
   const auto started = clock_type::now();
   const auto deadline = started + wait;
   detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(), c.release_notices);
@@ -901,6 +907,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
   // further back reads its place on the pacer's schedule instead.
   notice_want ears(c.release_notices ? c.notices.get() : nullptr);
   std::int64_t ahead = 0;  // live tickets before ours, when we have one
+  bool first_known = false;  // a read of our place said first: it stays so (later tickets come after ours)
   auto record_wait = [&] {
     detail::count(counter::lock_waits);
     detail::observe_wait(std::chrono::duration<double>(clock_type::now() - started).count());
@@ -918,7 +925,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
         // Still a deadlock victim after the quick retries: contention; keep waiting.
       }
       if (l) {
-        place.granted();
+        place.granted(ticket_gone && *ticket_gone);
         if (attempt > 0) record_wait();
         return std::move(*l);
       }
@@ -939,12 +946,15 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
     }
     const bool joined = c.opts.fair && !place.held() && place.join(name);
     if (joined) pacer.reset(now);
-    if (place.held()) {
+    if (place.held() && !(first_known && tries && !joined)) {
       // Only the first in line tries; the others read where they stand (a read, no try).
+      // The first in line does not read it again: a ticket only gains places, so its try's
+      // refusal says all a read would.
       const auto was_ahead = ahead;
       try {
         const auto pos = c.line->position(*c.db, name, place.number());
         ahead = pos.ahead;
+        first_known = ahead == 0;
         if (pos.fence != 0) pacer.refused(pos.fence, now);
       } catch (const std::exception&) {
         ahead = 0;  // could not tell: try next time

@@ -44,6 +44,8 @@ struct grant_outcome {
   // could read it (see refusal_names_holder), else empty (free, but an earlier waiter is in
   // line, or a lost race).
   std::optional<lock_info> state;
+  // Granted by the previous holder's release, which deleted the waiter's ticket with it.
+  bool handed = false;
 };
 
 // handed: the final release made the row the grant of the head of the wait line

@@ -37,7 +37,8 @@ std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, co
   if (r.rows.empty()) return std::nullopt;
   auto i = rows::lock_row(name, r.rows[0], {.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5});
   i.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
-  return grant_outcome{rows::i64(r.rows[0], 0, "lock granted") == 1, std::move(i)};
+  const bool granted = rows::i64(r.rows[0], 0, "lock granted") == 1;
+  return grant_outcome{granted, std::move(i), granted};
 }
 
 bool keyed_session_locks::try_lock(backend& b, std::string_view name) const {
