@@ -33,6 +33,59 @@ void release_board::bump(const std::string& name) {
   cv_.notify_all();
 }
 
+void release_board::notice(const release_notice& n) {
+  if (!n.owner.empty()) {
+    std::lock_guard l(mu_);
+    if (handed_.size() >= 4096) handed_.clear();
+    handed_[n.name] = n;
+  }
+  bump(n.name);  // after the record: the woken waiter finds it
+}
+
+std::optional<std::int64_t> release_board::take_handed(const std::string& name, const std::string& owner,
+                                                       std::int64_t ticket) {
+  std::lock_guard l(mu_);
+  auto it = handed_.find(name);
+  if (it == handed_.end() || it->second.ticket != ticket || it->second.owner != owner) return std::nullopt;
+  const auto fence = it->second.fence;
+  handed_.erase(it);
+  return fence;
+}
+
+namespace {
+// A non-negative decimal integer that fits int64, or nothing.
+std::optional<std::int64_t> parse_count(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (const char ch : s) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    v = v * 10 + (ch - '0');
+  }
+  return v;
+}
+}  // namespace
+
+release_notice parse_release_notice(std::string_view payload) {
+  release_notice n;
+  constexpr char us = '\x1f';
+  const auto f = payload.rfind(us);
+  const auto t = f == std::string_view::npos || f == 0 ? std::string_view::npos : payload.rfind(us, f - 1);
+  const auto o = t == std::string_view::npos || t == 0 ? std::string_view::npos : payload.rfind(us, t - 1);
+  if (o != std::string_view::npos && o > 0 && t > o + 1) {
+    const auto ticket = parse_count(payload.substr(t + 1, f - t - 1));
+    const auto fence = parse_count(payload.substr(f + 1));
+    if (ticket && fence) {
+      n.name = std::string(payload.substr(0, o));
+      n.owner = std::string(payload.substr(o + 1, t - o - 1));
+      n.ticket = *ticket;
+      n.fence = *fence;
+      return n;
+    }
+  }
+  n.name = std::string(payload);
+  return n;
+}
+
 void release_board::wait(const std::string& name, std::uint64_t seen, clock::time_point until,
                          std::uint64_t releases) {
   std::unique_lock l(mu_);
@@ -190,7 +243,8 @@ void link::await_releases(clock::duration slice) {
   try {
     conn_->with_driver([&](driver& d) {
       if (subscribed_on_ != conn_->connection_number()) throw std::runtime_error("the connection was replaced");
-      for (const auto& name : d.await_notifications(std::chrono::ceil<milliseconds>(slice), wake_fd_)) board.bump(name);
+      for (const auto& payload : d.await_notifications(std::chrono::ceil<milliseconds>(slice), wake_fd_))
+        board.notice(parse_release_notice(payload));
     });
     if (wake_fd_ >= 0) {
       std::uint64_t drained = 0;

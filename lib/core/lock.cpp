@@ -169,6 +169,12 @@ lease session::acquire(std::string_view name_view, milliseconds wait) {
   return detail::wait_for<lease>(
       c, name, wait,
       [&](std::int64_t bound, std::optional<lock_info>* refused) {
+        if (detail::is_line_ticket(bound)) {
+          if (auto l = c.adopt_handed(core_, name, bound)) {  // the release's notice said it is ours
+            handed = true;
+            return l;
+          }
+        }
         return c.try_once(core_, name, bound, refused, &handed);
       },
       [&] { return c.table->holder(*c.db, name); }, c.table->refusal_names_holder(),

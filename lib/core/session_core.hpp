@@ -98,6 +98,14 @@ struct session_core final : link::job {
   // read by it) looks like the session's own row to the others: try_once keeps them out as
   // the line would.
   std::unordered_multimap<std::string, std::pair<std::int64_t, std::thread::id>> thread_tickets;
+  // This session's lease-lock tickets: when each was sent and the marker epoch then. A grant a
+  // release made for the ticket came later, so a hand-off notice's grant is trusted from that
+  // time (adopt_handed).
+  struct ticket_join {
+    clock_type::time_point at;
+    std::uint64_t epoch = 0;
+  };
+  std::unordered_map<std::int64_t, ticket_join> ticket_joins;
   // Tickets whose delete failed (a deadlock victim past its retries, a lost connection). The
   // renewal keeps every live ticket of the owner while the session waits for any name, so
   // such a ticket would not expire while the session keeps waiting, and a later wait for its
@@ -513,6 +521,26 @@ struct session_core final : link::job {
     return lease(self, h);
   }
 
+  // A hand-off notice (release_board) named ticket `bound` of this session for `name`: holds
+  // the lock from it, without reading the grant. The release's transaction began after the
+  // ticket was inserted, so the lease is trusted for the TTL from the ticket's send time. When
+  // a quarter of the TTL has passed since, nothing: the try reads the grant and its time left.
+  std::optional<lease> adopt_handed(const std::shared_ptr<session_core>& self, const std::string& name,
+                                    std::int64_t bound) {
+    ticket_join j;
+    {
+      std::lock_guard l(mu);
+      auto it = ticket_joins.find(bound);
+      if (it == ticket_joins.end()) return std::nullopt;
+      j = it->second;
+    }
+    if (clock_type::now() - j.at >= opts.ttl / 4) return std::nullopt;
+    const auto fence = detail::release_board::get().take_handed(name, owner, bound);
+    if (!fence) return std::nullopt;
+    detail::count(counter::lock_handoff_notices);
+    return db->exclusive([&] { return std::optional<lease>(adopt(self, name, *fence, j.at, j.epoch, opts.ttl)); });
+  }
+
   // A holder's marker was just seen free for grant `fence` (key: the lock's name or a hold's
   // gone_key()). The first sighting of that grant starts the grace: true once the marker has
   // been free that long, else `look_again` is how long until the grace ends.
@@ -811,6 +839,8 @@ class ticket {
 
   // Takes a ticket; false (and polling without one) when that failed.
   bool join(const std::string& name) {
+    const auto epoch = c_.marker_epoch_now();                    // before sending, like the time
+    const session_core::ticket_join sent{clock_type::now(), epoch};
     try {
       number_ = c_.line->join(*c_.db, name, c_.owner, c_.row_ttl_ms, grant_);
       name_ = name;
@@ -822,6 +852,7 @@ class ticket {
     ++c_.tickets;
     if (grant_ && c_.opts.scope == owner_scope::thread)
       c_.thread_tickets.emplace(name_, std::make_pair(number_, std::this_thread::get_id()));
+    if (grant_) c_.ticket_joins[number_] = sent;
     return true;
   }
   [[nodiscard]] bool held() const noexcept { return held_; }
@@ -869,6 +900,7 @@ class ticket {
     held_ = false;
     std::lock_guard l(c_.mu);
     --c_.tickets;
+    c_.ticket_joins.erase(number_);
     auto [from, to] = c_.thread_tickets.equal_range(name_);
     for (; from != to; ++from) {
       if (from->second.first == number_) {

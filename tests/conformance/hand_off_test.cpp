@@ -2,8 +2,12 @@
 // release of a lease granted through the wait line makes the row the grant of the head of
 // the line in its own commit (lease_table_ops::release, to_line); the head's try then finds
 // it handed (granted, read-only, holds 1); a waiter that stopped waiting gives a handed grant
-// back; only a lease lock's waiter is handed anything. The statements are driven one by one
-// first (every outcome, no timing), then through sessions.
+// back; only a lease lock's waiter is handed anything; where releases are notified
+// (PostgreSQL through libpqxx) the head holds the lock from the release's notice, without a
+// read. The statements are driven one by one first (every outcome, no timing), then through
+// sessions.
+#include <strings.h>
+
 #include <atomic>
 #include <vector>
 #include <optional>
@@ -13,6 +17,7 @@
 #include "core/internal.hpp"
 #include "core/ops/lease_table.hpp"
 #include "dblock/lock.hpp"
+#include "dblock/metrics.hpp"
 
 namespace dblock::test {
 namespace {
@@ -234,6 +239,75 @@ TEST_P(HandOffConformance, ThreadsOfAThreadScopedSessionExcludeEachOtherThroughH
   for (auto& t : ts) t.join();
   EXPECT_EQ(violations.load(), 0);
   EXPECT_EQ(rows_of(shared_db, name), 0);
+}
+
+// The head of the line takes its grant from the release's notice, which names its ticket,
+// owner and fence: the lease holds that fence, the row is its grant, and the waiter sent no
+// try to read it. The holder is another owner released through the table (no bump of this
+// process's board), and the waiter's backoff is 8 s, so a grant within 3 s came from the
+// notice; the link's server session, found by its application_name, shows when it listens.
+TEST_P(HandOffConformance, TheHeadHoldsTheLockFromTheReleasesNoticeWithoutReadingIt) {
+  if (kind() != dialect::postgresql || client() != client_library::pqxx)
+    GTEST_SKIP() << "release notices are sent by PostgreSQL and received through libpqxx only";
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto& table = detail::lease_table_for(kind());
+  const auto name = unique_name("notice");
+  const auto a = owner('a');
+  const auto ga = table.acquire(b, request(name, a));
+  ASSERT_TRUE(ga.granted && ga.state);
+
+  const std::string app = "dblock-handoff-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand());
+  open_options named;
+  named.application_name = app;
+  auto wdb = dblock::open(url(), named);
+  auto o = quick(30'000ms);
+  o.detect_crashes = false;  // no heartbeats on the link: its last statement is the LISTEN
+  o.min_backoff = o.max_backoff = 8000ms;
+  session waiter(wdb, o);
+  auto await_listen = [&] {
+    for (int i = 0; i < 1000; ++i) {
+      auto r = raw_query(db,
+                         "SELECT query FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle' "
+                         "AND query ILIKE 'listen%'",
+                         {app});
+      if (!r.rows.empty()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  };
+  const auto notices_before = metrics()[counter::lock_handoff_notices];
+  std::atomic<std::int64_t> got{0};
+  std::atomic<bool> held{false};
+  std::optional<lease> l;
+  std::thread t([&] {
+    try {
+      l.emplace(waiter.acquire(name, 60s));
+      got = l->fence();
+      held = l->is_held();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  ASSERT_TRUE(await_listen()) << "the waiting head's link never listened";
+  ASSERT_EQ(in_line(db, name), 1);
+  const auto released = std::chrono::steady_clock::now();
+  ASSERT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::handed);
+  t.join();
+  const auto took = std::chrono::steady_clock::now() - released;
+
+  const auto row_fence = query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name});
+  EXPECT_EQ(got.load(), row_fence) << "the lease holds the fence the release granted";
+  EXPECT_GT(row_fence, ga.state->fence);
+  EXPECT_TRUE(held.load());
+  EXPECT_EQ(metrics()[counter::lock_handoff_notices], notices_before + 1) << "the grant was read, not taken from the notice";
+  EXPECT_LT(took, 3s) << "the waiter was not woken by the release notice";
+  EXPECT_EQ(in_line(db, name), 0);
+  EXPECT_EQ(query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
+  // The lease is the session's like any other: renewed, and released by deleting the row.
+  ASSERT_TRUE(l);
+  l->release();
+  EXPECT_EQ(rows_of(db, name), 0);
 }
 
 DBLOCK_CONFORMANCE_SUITE(HandOffConformance);
