@@ -47,7 +47,7 @@ class release_board {
   void wait(const std::string& name, std::uint64_t seen, clock::time_point until, std::uint64_t releases = 1);
 
  private:
-  std::mutex mu_;  // guards gen_
+  std::mutex mu_;  // guards gen_ and handed_
   std::condition_variable cv_;
   std::unordered_map<std::string, std::uint64_t> gen_;
   // The last hand-off heard of per name (one at a time: the next needs this one's holder to

@@ -839,7 +839,7 @@ class ticket {
 
   // Takes a ticket; false (and polling without one) when that failed.
   bool join(const std::string& name) {
-    const auto epoch = c_.marker_epoch_now();                    // before sending, like the time
+    const auto epoch = c_.marker_epoch_now();  // before sending, like the time below
     const session_core::ticket_join sent{clock_type::now(), epoch};
     try {
       number_ = c_.line->join(*c_.db, name, c_.owner, c_.row_ttl_ms, grant_);
