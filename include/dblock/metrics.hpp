@@ -31,7 +31,7 @@ enum class counter : int {
   reaped_waiters,        // expired wait-line tickets deleted by the reaper
   replication_unsafe,    // checks (session start, migrate) that found a setup able to lose a committed grant
   lock_crash_takeovers,  // leases ended early because their holder's connection ended (crash detection)
-  lock_handoff_notices,  // grants a waiter held from the release's notice, without reading them (PostgreSQL)
+  lock_handoff_notices,  // grants a waiter held without reading them (the release's notice or answer)
   count_
 };
 

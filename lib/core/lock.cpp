@@ -251,6 +251,7 @@ void lease::release() {
   bool final_hold = false, was_lost = false, to_line = false;
   std::string reason;
   using detail::release_outcome;
+  detail::handed_grant handed;  // a hand-off's grant, when the release says it
   // The local count and the row's holds change together, under the connection's mutex (see
   // session_core::try_once): with owner_scope::session another thread may re-enter through
   // the database, and a final release decided before that re-entry but sent after it would
@@ -283,11 +284,18 @@ void lease::release() {
     if (to_line && core->db->multi_primary()) to_line = false;
     const bool no_flush = core->opts.async_release && core->table->async_release() && !to_line;
     return detail::retry_conflicts(*core->db, [&] {
-      return core->table->release(*core->db, h->name, core->owner, h->fence, final_hold, no_flush, to_line);
+      handed = {};
+      return core->table->release(*core->db, h->name, core->owner, h->fence, final_hold, no_flush, to_line, &handed);
     }, detail::conflict_retries::give_back);
   });
   const bool ours = !outcome || *outcome != release_outcome::not_ours;
-  if (final_hold && outcome && *outcome != release_outcome::decremented) detail::release_board::get().bump(h->name);
+  if (final_hold && outcome && *outcome == release_outcome::handed && !handed.owner.empty()) {
+    // A waiter of this process whose ticket was handed the lock holds it from here, without
+    // reading it (session_core::adopt_handed): the release's commit has returned.
+    detail::release_board::get().notice({h->name, handed.owner, handed.ticket, handed.fence});
+  } else if (final_hold && outcome && *outcome != release_outcome::decremented) {
+    detail::release_board::get().bump(h->name);
+  }
   if (final_hold && outcome && *outcome == release_outcome::deleted) core->note_freed(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);
   if (ours) detail::count(counter::lock_released);

@@ -51,7 +51,7 @@ constexpr counter_text texts[counter_count] = {
     {"reaped_waiters", "Expired wait-line tickets deleted by the reaper."},
     {"replication_unsafe", "Session starts and migrations that found a replication setup able to lose a committed grant."},
     {"lock_crash_takeovers", "Leases ended before their expiry because their holder's connection had ended (crash detection)."},
-    {"lock_handoff_notices", "Lease-lock grants a waiter held from the releasing holder's hand-off notice, without reading them."},
+    {"lock_handoff_notices", "Lease-lock grants a waiter held without reading them: from the releasing holder's hand-off notice, or in the releasing process from the release's answer."},
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
 -- Final release of lease lock $1 by owner $2, grant $3 (its fence), that hands the name to
--- the head of its wait line in the same commit (the stored function of migration 0014): the
--- row becomes the grant the head's ticket asked for, with a new fence, and the ticket is
--- deleted; with nobody in line the row is deleted. One round trip, one commit.
--- outcome: 0 = the row was no longer this grant (nothing changed), 1 = deleted, 2 = handed.
--- Sent only for a lease that was itself granted through the line: a name with waiters then.
-SELECT dblock_lock_release_to_line($1, $2, CAST($3 AS SIGNED)) AS outcome
+-- the head of its wait line in the same commit (the stored function of migrations 0014 and
+-- 0017): the row becomes the grant the head's ticket asked for, with a new fence, and the
+-- ticket is deleted; with nobody in line the row is deleted. One round trip, one commit.
+-- outcome: '0' = the row was no longer this grant (nothing changed), '1' = deleted,
+-- '2 <owner> <ticket> <fence>' = handed to that ticket of that owner with that fence (the
+-- releasing process passes it to a waiter of its own). Sent only for a lease that was itself
+-- granted through the line: a name with waiters then.
+SELECT dblock_lock_release_to_line_grant($1, $2, CAST($3 AS SIGNED)) AS outcome

@@ -4,7 +4,8 @@
 // it handed (granted, read-only, holds 1); a waiter that stopped waiting gives a handed grant
 // back; only a lease lock's waiter is handed anything; where releases are notified
 // (PostgreSQL through libpqxx) the head holds the lock from the release's notice, without a
-// read. The statements are driven one by one first (every outcome, no timing), then through
+// read, and a head in the releasing process holds it from the release's answer on every
+// database. The statements are driven one by one first (every outcome, no timing), then through
 // sessions.
 #include <strings.h>
 
@@ -83,12 +84,18 @@ TEST_P(HandOffConformance, AReleaseHandsTheRowToTheHeadOfTheLineWhoseTryThenRead
   EXPECT_TRUE(again.granted);
   EXPECT_EQ(query_int(db, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
 
-  // The old grant can no longer release anything; w's release hands it on to x.
-  EXPECT_EQ(table.release(b, name, a, ga.state->fence, true, false, true), release_outcome::not_ours);
-  ASSERT_EQ(table.release(b, name, w, handed_fence, true, false, true), release_outcome::handed);
+  // The old grant can no longer release anything; w's release hands it on to x, and says so:
+  // x's owner token, its ticket and the new fence.
+  detail::handed_grant g;
+  EXPECT_EQ(table.release(b, name, a, ga.state->fence, true, false, true, &g), release_outcome::not_ours);
+  EXPECT_TRUE(g.owner.empty());
+  ASSERT_EQ(table.release(b, name, w, handed_fence, true, false, true, &g), release_outcome::handed);
   EXPECT_EQ(query_int(db, "SELECT ticket FROM dblock_locks WHERE name = $1", {name}), tx);
   const auto x_fence = query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name});
   EXPECT_GT(x_fence, handed_fence);
+  EXPECT_EQ(g.owner, x);
+  EXPECT_EQ(g.ticket, tx);
+  EXPECT_EQ(g.fence, x_fence);
   // Nobody left in line: the release deletes the row.
   EXPECT_EQ(table.release(b, name, x, x_fence, true, false, true), release_outcome::deleted);
   EXPECT_EQ(rows_of(db, name), 0);
@@ -308,6 +315,111 @@ TEST_P(HandOffConformance, TheHeadHoldsTheLockFromTheReleasesNoticeWithoutReadin
   ASSERT_TRUE(l);
   l->release();
   EXPECT_EQ(rows_of(db, name), 0);
+}
+
+// Inside the caller's transaction the hand-off is not committed when the release returns: it
+// must not say whom it granted (a waiter of this process would hold a grant that a rollback
+// takes back). After a rollback the row is the releaser's again and the ticket still waits.
+TEST_P(HandOffConformance, AReleaseInsideATransactionDoesNotPassItsGrantOn) {
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto& table = detail::lease_table_for(kind());
+  const auto& line = detail::wait_line_for(kind());
+  const auto name = unique_name("handoff-tx");
+  const auto a = owner('a'), w = owner('w');
+  const auto ga = table.acquire(b, request(name, a));
+  ASSERT_TRUE(ga.granted && ga.state);
+  const detail::line_grant wants{8'000, "holder-w", 0};
+  const auto tw = line.join(b, name, w, 10'000, &wants);
+  struct rolled_back {};
+  detail::handed_grant g;
+  try {
+    b.in_transaction([&] {
+      EXPECT_EQ(table.release(b, name, a, ga.state->fence, true, false, true, &g), release_outcome::handed);
+      throw rolled_back{};
+    });
+  } catch (const rolled_back&) {
+  }
+  EXPECT_TRUE(g.owner.empty()) << "an uncommitted hand-off was passed on";
+  EXPECT_EQ(g.fence, 0);
+  EXPECT_EQ(query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name}), ga.state->fence);
+  EXPECT_EQ(in_line(db, name), 1);
+  // Committed on its own, the same release says it.
+  ASSERT_EQ(table.release(b, name, a, ga.state->fence, true, false, true, &g), release_outcome::handed);
+  EXPECT_EQ(g.owner, w);
+  EXPECT_EQ(g.ticket, tw);
+  EXPECT_EQ(g.fence, query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name}));
+}
+
+// A waiter in the releasing process holds the lock from the release's own answer: woken by the
+// release, it takes the grant (owner, ticket, fence) without a statement, on every database.
+// Its session does not listen and polls every 8 s, so neither a notice nor a look can be what
+// granted it within 3 s; the counter of hand-offs taken without a read rises by one.
+TEST_P(HandOffConformance, AWaiterInTheReleasingProcessHoldsFromTheReleaseWithoutReadingIt) {
+  auto db_r = open();
+  auto db_a = open();
+  auto db_b = open();
+  const auto& table = detail::lease_table_for(kind());
+  auto& rb = *detail::backend_of(db_r);
+  const auto name = unique_name("local-handoff");
+  const auto r = owner('r');
+  const auto gr = table.acquire(rb, request(name, r));
+  ASSERT_TRUE(gr.granted && gr.state);
+
+  auto o = quick(30'000ms);
+  o.listen = false;
+  o.detect_crashes = false;
+  session a(db_a, o);
+  o.min_backoff = o.max_backoff = 8000ms;
+  session sb(db_b, o);
+  auto wait_in_line = [&](std::int64_t n) {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (in_line(db_r, name) < n && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+    return in_line(db_r, name) >= n;
+  };
+  // a waits in line and is handed the lock by the raw holder's release (a reads that grant):
+  // its lease was granted through the line, so its own release hands the name on.
+  std::optional<lease> la, lb;
+  std::thread ta([&] {
+    try {
+      la.emplace(a.acquire(name, 30s));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  ASSERT_TRUE(wait_in_line(1));
+  ASSERT_EQ(table.release(rb, name, r, gr.state->fence, true, false, true), release_outcome::handed);
+  ta.join();
+  ASSERT_TRUE(la && la->is_held());
+
+  const auto notices_before = metrics()[counter::lock_handoff_notices];
+  std::atomic<std::int64_t> got{0};
+  std::thread tb([&] {
+    try {
+      lb.emplace(sb.acquire(name, 60s));
+      got = lb->fence();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  ASSERT_TRUE(wait_in_line(1));
+  std::this_thread::sleep_for(300ms);  // b has looked since joining; it sleeps 4-8 s now
+  const auto released = std::chrono::steady_clock::now();
+  const auto a_fence = la->fence();
+  la->release();
+  tb.join();
+  const auto took = std::chrono::steady_clock::now() - released;
+
+  const auto row_fence = query_int(db_r, "SELECT fence FROM dblock_locks WHERE name = $1", {name});
+  ASSERT_TRUE(lb && lb->is_held());
+  EXPECT_EQ(got.load(), row_fence) << "the lease holds the fence the release granted";
+  EXPECT_GT(row_fence, a_fence);
+  EXPECT_EQ(metrics()[counter::lock_handoff_notices], notices_before + 1) << "the grant was read, not taken from the release";
+  EXPECT_LT(took, 3s) << "the waiter was not woken by the release";
+  EXPECT_EQ(in_line(db_r, name), 0);
+  EXPECT_EQ(query_int(db_r, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
+  lb->release();
+  EXPECT_EQ(rows_of(db_r, name), 0);
 }
 
 DBLOCK_CONFORMANCE_SUITE(HandOffConformance);

@@ -52,6 +52,16 @@ struct grant_outcome {
 // (release(..., to_line)).
 enum class release_outcome { deleted, decremented, not_ours, handed };
 
+// The grant a final release handed on (release_outcome::handed): the head's owner token, its
+// ticket and the new grant's fence. Set only when the release committed on its own (not inside
+// the caller's transaction), so that the grant is durable when the releasing process passes it
+// to a waiter of its own.
+struct handed_grant {
+  std::string owner;
+  std::int64_t ticket = 0;
+  std::int64_t fence = 0;
+};
+
 class lease_table_ops {
  public:
   virtual ~lease_table_ops() = default;
@@ -87,9 +97,10 @@ class lease_table_ops {
   // or another grant's. no_flush: see async_release(). to_line (a final release that waits
   // for its flush): hand the name to the head of its wait line in the same commit when that
   // head waits for this lease lock - the row becomes the grant its ticket asked for, with a
-  // new fence, and the ticket is deleted (handed) - else delete the row.
+  // new fence, and the ticket is deleted (handed) - else delete the row. *grant, when given,
+  // receives a hand-off's grant (see handed_grant); left empty when not known.
   virtual release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                                  bool final_hold, bool no_flush, bool to_line) const = 0;
+                                  bool final_hold, bool no_flush, bool to_line, handed_grant* grant = nullptr) const = 0;
   // Renews every live lock of `owner` and, when `waiting`, its live tickets; returns the
   // names still ours. `local` = the names held locally (a dialect that counts rows returns
   // them when every row matched). One round trip, or two on a dialect that renews tickets

@@ -247,11 +247,27 @@ std::optional<lock_info> mysql_family_table::probe(backend& b, const std::string
 
 release_outcome mysql_family_table::release(backend& b, const std::string& name, const std::string& owner,
                                             std::int64_t fence, bool final_hold, bool /*no_flush*/,
-                                            bool to_line) const {
+                                            bool to_line, handed_grant* grant) const {
   if (final_hold && to_line) {
-    // 0 = not ours, 1 = deleted, 2 = handed to the head of the line (migration 0014's function)
-    const auto outcome = rows::i64(b.exec("lock_release_to_line", {name, owner, fence}).rows.at(0), 0, "release outcome");
-    return outcome == 2 ? release_outcome::handed : outcome == 1 ? release_outcome::deleted : release_outcome::not_ours;
+    // '0' = not ours, '1' = deleted, '2 <owner> <ticket> <fence>' = handed to the head of the
+    // line (migration 0017's function)
+    const auto r = b.exec("lock_release_to_line", {name, owner, fence});
+    const std::string* answer = rows::first_text(r);
+    if (!answer) throw internal_error("lock_release_to_line returned no answer for lock '" + name + "'");
+    if (answer->starts_with("2 ")) {
+      // The release is done either way: an answer that does not read leaves the grant to the
+      // waiter's own read.
+      const auto f = rows::split_answer(answer->substr(2), 2);
+      if (grant && f && !b.raw().in_transaction()) {
+        try {
+          *grant = {(*f)[0], parse_int_cell(cell((*f)[1]), "handed ticket"), parse_int_cell(cell((*f)[2]), "handed fence")};
+        } catch (const std::exception&) {
+          *grant = {};
+        }
+      }
+      return release_outcome::handed;
+    }
+    return *answer == "1" ? release_outcome::deleted : release_outcome::not_ours;
   }
   auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
   if (r.affected <= 0) return release_outcome::not_ours;

@@ -141,7 +141,7 @@ class mysql_family_table : public lease_table_reads {
   std::optional<lock_info> holder(backend& b, const std::string& name) const override;
   std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) const override;
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                          bool final_hold, bool no_flush, bool to_line) const override;
+                          bool final_hold, bool no_flush, bool to_line, handed_grant* grant) const override;
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
                                  const std::vector<std::string>& local, bool waiting) const override;
 };

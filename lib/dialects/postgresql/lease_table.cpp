@@ -54,13 +54,16 @@ class postgresql_table final : public lease_table_reads {
   }
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                          bool final_hold, bool no_flush, bool to_line) const override {
+                          bool final_hold, bool no_flush, bool to_line, handed_grant* grant) const override {
     const std::vector<value> params{name, owner, fence};
     result r;
     if (final_hold && to_line) {
-      // 0 = not ours, 1 = deleted, 2 = handed to the head of the line
+      // outcome: 0 = not ours, 1 = deleted, 2 = handed to the head of the line, whose owner,
+      // ticket and new fence follow
       r = b.exec("lock_release_to_line", params);
       const auto outcome = r.rows.empty() ? 0 : rows::i64(r.rows[0], 0, "release outcome");
+      if (outcome == 2 && grant && !b.raw().in_transaction())
+        *grant = {rows::text(r.rows[0], 1), rows::i64(r.rows[0], 2, "handed ticket"), rows::i64(r.rows[0], 3, "handed fence")};
       return outcome == 2 ? release_outcome::handed : outcome == 1 ? release_outcome::deleted : release_outcome::not_ours;
     }
     if (!final_hold) {

@@ -89,8 +89,8 @@ class sqlite_table final : public lease_table_reads {
   }
 
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
-                          bool final_hold, bool /*no_flush*/, bool to_line) const override {
-    if (final_hold && to_line) return release_to_line(b, name, owner, fence);
+                          bool final_hold, bool /*no_flush*/, bool to_line, handed_grant* grant) const override {
+    if (final_hold && to_line) return release_to_line(b, name, owner, fence, grant);
     if (final_hold) {
       // lock_release.sql returns no row: the change count says whether the row was ours.
       return b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
@@ -106,8 +106,9 @@ class sqlite_table final : public lease_table_reads {
   // grant its ticket asked for, lock_line_leave.sql deletes the ticket; lock_release.sql when
   // nobody waits for this lease lock.
   static release_outcome release_to_line(backend& b, const std::string& name, const std::string& owner,
-                                         std::int64_t fence) {
+                                         std::int64_t fence, handed_grant* grant) {
     auto out = release_outcome::not_ours;
+    handed_grant made;
     auto steps = [&] {
       // ticket, owner, grant_ttl_ms, holder, lock_delay_ms
       auto head = b.exec("lock_line_head", {name});
@@ -121,14 +122,16 @@ class sqlite_table final : public lease_table_reads {
       const auto next_owner = rows::text(h, 1);
       const auto r = b.exec("lock_hand_off", {name, owner, fence, next_owner, rows::i64(h, 2, "ticket grant_ttl_ms"),
                                               rows::text(h, 3), rows::i64(h, 4, "ticket lock_delay_ms"), ticket});
-      if (r.affected <= 0) return;  // no longer this grant: nothing handed
+      if (r.rows.empty()) return;  // no longer this grant: nothing handed
       (void)b.exec("lock_line_leave", {ticket, next_owner});
       out = release_outcome::handed;
+      made = {next_owner, ticket, rows::i64(r.rows[0], 0, "handed fence")};
     };
     if (b.raw().in_transaction()) {
       steps();  // the caller's transaction commits it all
     } else {
       b.in_transaction(steps);
+      if (grant && out == release_outcome::handed) *grant = made;  // committed: durable
     }
     return out;
   }
