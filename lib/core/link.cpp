@@ -42,6 +42,22 @@ void release_board::notice(const release_notice& n) {
   bump(n.name);  // after the record: the woken waiter finds it
 }
 
+void release_board::releasing(const std::string& name) {
+  std::lock_guard l(mu_);
+  ++in_flight_[name];
+}
+
+void release_board::released(const std::string& name) {
+  std::lock_guard l(mu_);
+  auto it = in_flight_.find(name);
+  if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
+}
+
+bool release_board::release_in_flight(const std::string& name) {
+  std::lock_guard l(mu_);
+  return in_flight_.contains(name);
+}
+
 std::optional<std::int64_t> release_board::take_handed(const std::string& name, const std::string& owner,
                                                        std::int64_t ticket) {
   std::lock_guard l(mu_);

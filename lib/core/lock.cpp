@@ -8,7 +8,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -243,6 +245,35 @@ std::string lease::lost_reason() const {
   return h_->lost_reason;
 }
 
+namespace {
+// A final release that may hand its name to the head of the line, marked in flight on the
+// release board while it runs, so that a waiter of this process waits for its answer instead
+// of trying (release_board::releasing). done() ends the mark before the release's notice or
+// bump; a release that throws ends it when destroyed and wakes the waiters it held back.
+class hand_off_in_flight {
+ public:
+  explicit hand_off_in_flight(std::string name) : name_(std::move(name)) {
+    detail::release_board::get().releasing(name_);
+  }
+  hand_off_in_flight(const hand_off_in_flight&) = delete;
+  hand_off_in_flight& operator=(const hand_off_in_flight&) = delete;
+  ~hand_off_in_flight() {
+    if (done_) return;
+    detail::release_board::get().released(name_);
+    detail::release_board::get().bump(name_);
+  }
+  void done() {
+    if (done_) return;
+    done_ = true;
+    detail::release_board::get().released(name_);
+  }
+
+ private:
+  std::string name_;
+  bool done_ = false;
+};
+}  // namespace
+
 void lease::release() {
   if (!h_) return;
   if (mode_ != lock_mode::exclusive) return release_hold();
@@ -252,6 +283,7 @@ void lease::release() {
   std::string reason;
   using detail::release_outcome;
   detail::handed_grant handed;  // a hand-off's grant, when the release says it
+  std::optional<hand_off_in_flight> in_flight;
   // The local count and the row's holds change together, under the connection's mutex (see
   // session_core::try_once): with owner_scope::session another thread may re-enter through
   // the database, and a final release decided before that re-entry but sent after it would
@@ -283,12 +315,14 @@ void lease::release() {
     // what the cluster's tests prove.
     if (to_line && core->db->multi_primary()) to_line = false;
     const bool no_flush = core->opts.async_release && core->table->async_release() && !to_line;
+    if (final_hold && to_line) in_flight.emplace(h->name);
     return detail::retry_conflicts(*core->db, [&] {
       handed = {};
       return core->table->release(*core->db, h->name, core->owner, h->fence, final_hold, no_flush, to_line, &handed);
     }, detail::conflict_retries::give_back);
   });
   const bool ours = !outcome || *outcome != release_outcome::not_ours;
+  if (in_flight) in_flight->done();  // before the notice or bump that wakes the waiters
   if (final_hold && outcome && *outcome == release_outcome::handed && !handed.owner.empty()) {
     // A waiter of this process whose ticket was handed the lock holds it from here, without
     // reading it (session_core::adopt_handed): the release's commit has returned.

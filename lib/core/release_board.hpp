@@ -43,6 +43,13 @@ class release_board {
   // The fence of the grant a hand-off notice gave `ticket` of `owner` for `name`, once.
   [[nodiscard]] std::optional<std::int64_t> take_handed(const std::string& name, const std::string& owner,
                                                         std::int64_t ticket);
+  // A final release of `name` that may hand it to the head of its line is on its way in this
+  // process (releasing ... released, before that release's notice or bump). A waiter here
+  // waits for its answer rather than trying: on MariaDB and MySQL 8.0 a try could read the
+  // handed grant before its redo is flushed and would then confirm it with a write of its own.
+  void releasing(const std::string& name);
+  void released(const std::string& name);
+  [[nodiscard]] bool release_in_flight(const std::string& name);
   // Returns at `until`, or earlier once the name's generation is at least `seen + releases`.
   void wait(const std::string& name, std::uint64_t seen, clock::time_point until, std::uint64_t releases = 1);
 
@@ -53,6 +60,7 @@ class release_board {
   // The last hand-off heard of per name (one at a time: the next needs this one's holder to
   // release). Cleared with gen_.
   std::unordered_map<std::string, release_notice> handed_;
+  std::unordered_map<std::string, int> in_flight_;  // releases on their way, per name
 };
 
 }  // namespace dblock::detail

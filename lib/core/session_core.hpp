@@ -949,6 +949,13 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
     const auto heard_from = ears.mark();
     std::optional<lock_info> h;
     const bool tries = ahead == 0;
+    if (tries && attempt > 0 && clock_type::now() < deadline && board.release_in_flight(name)) {
+      // A release of this name that may hand it to us is on its way in this process: its
+      // answer wakes us (and may say the grant is ours), where a try now could find the grant
+      // before it is durable. Bounded: a release that fails wakes us too.
+      board.wait(name, seen, std::min(deadline, clock_type::now() + c.opts.max_backoff));
+      continue;
+    }
     if (tries) {  // no ticket, or first in line: try
       std::optional<T> l;
       try {

@@ -17,6 +17,7 @@
 #include "conformance/fixture.hpp"
 #include "core/internal.hpp"
 #include "core/ops/lease_table.hpp"
+#include "core/release_board.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/metrics.hpp"
 
@@ -419,6 +420,62 @@ TEST_P(HandOffConformance, AWaiterInTheReleasingProcessHoldsFromTheReleaseWithou
   EXPECT_EQ(in_line(db_r, name), 0);
   EXPECT_EQ(query_int(db_r, "SELECT holds FROM dblock_locks WHERE name = $1", {name}), 1);
   lb->release();
+  EXPECT_EQ(rows_of(db_r, name), 0);
+}
+
+// While a release of the name that may hand it on is on its way in this process, a waiter
+// here first in line sends nothing (it would find a grant its release has not finished with):
+// it waits for the release's answer, then holds from it. The release is staged by hand: the
+// board marks it in flight, a raw release hands the row to the waiter's ticket, and the
+// board's notice passes the grant on.
+TEST_P(HandOffConformance, AWaiterWaitsForAReleaseOnItsWayInItsProcessInsteadOfTrying) {
+  auto db_r = open();
+  auto db_w = open();
+  const auto& table = detail::lease_table_for(kind());
+  auto& rb = *detail::backend_of(db_r);
+  const auto name = unique_name("in-flight");
+  const auto r = owner('r');
+  const auto gr = table.acquire(rb, request(name, r));
+  ASSERT_TRUE(gr.granted && gr.state);
+  auto o = quick(30'000ms);
+  o.listen = false;
+  o.detect_crashes = false;
+  o.min_backoff = 2ms;
+  o.max_backoff = 20ms;
+  session w(db_w, o);
+  std::optional<lease> lw;
+  std::thread tw([&] {
+    try {
+      lw.emplace(w.acquire(name, 30s));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  });
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (in_line(db_r, name) < 1 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(in_line(db_r, name), 1);
+  const auto polling = round_trips_of(db_w, [] { std::this_thread::sleep_for(300ms); });
+  EXPECT_GE(polling, 5u) << "the first in line should look every few ms";
+
+  auto& board = detail::release_board::get();
+  board.releasing(name);
+  std::this_thread::sleep_for(50ms);  // a look already on its way ends
+  // At most a look that was already on its way (a slow machine); the waiter alone would send
+  // one every 10-20 ms.
+  const auto held_back = round_trips_of(db_w, [] { std::this_thread::sleep_for(300ms); });
+  EXPECT_LE(held_back, 1u) << "the waiter tried while a release was on its way";
+
+  detail::handed_grant g;
+  ASSERT_EQ(table.release(rb, name, r, gr.state->fence, true, false, true, &g), release_outcome::handed);
+  ASSERT_FALSE(g.owner.empty());
+  const auto notices_before = metrics()[counter::lock_handoff_notices];
+  board.released(name);
+  board.notice({name, g.owner, g.ticket, g.fence});
+  tw.join();
+  ASSERT_TRUE(lw && lw->is_held());
+  EXPECT_EQ(lw->fence(), g.fence);
+  EXPECT_EQ(metrics()[counter::lock_handoff_notices], notices_before + 1) << "the grant was read, not taken from the answer";
+  lw->release();
   EXPECT_EQ(rows_of(db_r, name), 0);
 }
 
