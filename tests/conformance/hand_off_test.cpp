@@ -43,6 +43,28 @@ class HandOffConformance : public conformance {
   std::int64_t in_line(database& db, const std::string& name) {
     return query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = $1", {name});
   }
+  // Waits up to 20 s for `n` tickets of `name` in line.
+  bool wait_in_line(database& db, const std::string& name, std::int64_t n) {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (in_line(db, name) < n && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+    return in_line(db, name) >= n;
+  }
+  // A thread that waits up to 60 s for `name` in session `s` and keeps the lease in `out`.
+  static std::thread acquire_on_thread(session& s, const std::string& name, std::optional<lease>& out) {
+    return std::thread([&s, name, &out] {
+      try {
+        out.emplace(s.acquire(name, 60s));
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  }
+  // A lease of `name` held by raw owner `who` through the table (no session).
+  lock_info raw_hold(detail::backend& b, const std::string& name, const std::string& who) {
+    const auto g = detail::lease_table_for(kind()).acquire(b, request(name, who));
+    EXPECT_TRUE(g.granted && g.state);
+    return g.state.value_or(lock_info{});
+  }
 };
 
 TEST_P(HandOffConformance, AReleaseHandsTheRowToTheHeadOfTheLineWhoseTryThenReadsIt) {
@@ -364,8 +386,7 @@ TEST_P(HandOffConformance, AWaiterInTheReleasingProcessHoldsFromTheReleaseWithou
   auto& rb = *detail::backend_of(db_r);
   const auto name = unique_name("local-handoff");
   const auto r = owner('r');
-  const auto gr = table.acquire(rb, request(name, r));
-  ASSERT_TRUE(gr.granted && gr.state);
+  const auto gr = raw_hold(rb, name, r);
 
   auto o = quick(30'000ms);
   o.listen = false;
@@ -373,37 +394,18 @@ TEST_P(HandOffConformance, AWaiterInTheReleasingProcessHoldsFromTheReleaseWithou
   session a(db_a, o);
   o.min_backoff = o.max_backoff = 8000ms;
   session sb(db_b, o);
-  auto wait_in_line = [&](std::int64_t n) {
-    const auto until = std::chrono::steady_clock::now() + 20s;
-    while (in_line(db_r, name) < n && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
-    return in_line(db_r, name) >= n;
-  };
   // a waits in line and is handed the lock by the raw holder's release (a reads that grant):
   // its lease was granted through the line, so its own release hands the name on.
   std::optional<lease> la, lb;
-  std::thread ta([&] {
-    try {
-      la.emplace(a.acquire(name, 30s));
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << e.what();
-    }
-  });
-  ASSERT_TRUE(wait_in_line(1));
-  ASSERT_EQ(table.release(rb, name, r, gr.state->fence, true, false, true), release_outcome::handed);
+  auto ta = acquire_on_thread(a, name, la);
+  ASSERT_TRUE(wait_in_line(db_r, name, 1));
+  ASSERT_EQ(table.release(rb, name, r, gr.fence, true, false, true), release_outcome::handed);
   ta.join();
   ASSERT_TRUE(la && la->is_held());
 
   const auto notices_before = metrics()[counter::lock_handoff_notices];
-  std::atomic<std::int64_t> got{0};
-  std::thread tb([&] {
-    try {
-      lb.emplace(sb.acquire(name, 60s));
-      got = lb->fence();
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << e.what();
-    }
-  });
-  ASSERT_TRUE(wait_in_line(1));
+  auto tb = acquire_on_thread(sb, name, lb);
+  ASSERT_TRUE(wait_in_line(db_r, name, 1));
   std::this_thread::sleep_for(300ms);  // b has looked since joining; it sleeps 4-8 s now
   const auto released = std::chrono::steady_clock::now();
   const auto a_fence = la->fence();
@@ -413,7 +415,7 @@ TEST_P(HandOffConformance, AWaiterInTheReleasingProcessHoldsFromTheReleaseWithou
 
   const auto row_fence = query_int(db_r, "SELECT fence FROM dblock_locks WHERE name = $1", {name});
   ASSERT_TRUE(lb && lb->is_held());
-  EXPECT_EQ(got.load(), row_fence) << "the lease holds the fence the release granted";
+  EXPECT_EQ(lb->fence(), row_fence) << "the lease holds the fence the release granted";
   EXPECT_GT(row_fence, a_fence);
   EXPECT_EQ(metrics()[counter::lock_handoff_notices], notices_before + 1) << "the grant was read, not taken from the release";
   EXPECT_LT(took, 3s) << "the waiter was not woken by the release";
@@ -435,8 +437,7 @@ TEST_P(HandOffConformance, AWaiterWaitsForAReleaseOnItsWayInItsProcessInsteadOfT
   auto& rb = *detail::backend_of(db_r);
   const auto name = unique_name("in-flight");
   const auto r = owner('r');
-  const auto gr = table.acquire(rb, request(name, r));
-  ASSERT_TRUE(gr.granted && gr.state);
+  const auto gr = raw_hold(rb, name, r);
   auto o = quick(30'000ms);
   o.listen = false;
   o.detect_crashes = false;
@@ -444,16 +445,8 @@ TEST_P(HandOffConformance, AWaiterWaitsForAReleaseOnItsWayInItsProcessInsteadOfT
   o.max_backoff = 20ms;
   session w(db_w, o);
   std::optional<lease> lw;
-  std::thread tw([&] {
-    try {
-      lw.emplace(w.acquire(name, 30s));
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << e.what();
-    }
-  });
-  const auto until = std::chrono::steady_clock::now() + 20s;
-  while (in_line(db_r, name) < 1 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
-  ASSERT_EQ(in_line(db_r, name), 1);
+  auto tw = acquire_on_thread(w, name, lw);
+  ASSERT_TRUE(wait_in_line(db_r, name, 1));
   const auto polling = round_trips_of(db_w, [] { std::this_thread::sleep_for(300ms); });
   EXPECT_GE(polling, 5u) << "the first in line should look every few ms";
 
@@ -466,7 +459,7 @@ TEST_P(HandOffConformance, AWaiterWaitsForAReleaseOnItsWayInItsProcessInsteadOfT
   EXPECT_LE(held_back, 1u) << "the waiter tried while a release was on its way";
 
   detail::handed_grant g;
-  ASSERT_EQ(table.release(rb, name, r, gr.state->fence, true, false, true, &g), release_outcome::handed);
+  ASSERT_EQ(table.release(rb, name, r, gr.fence, true, false, true, &g), release_outcome::handed);
   ASSERT_FALSE(g.owner.empty());
   const auto notices_before = metrics()[counter::lock_handoff_notices];
   board.released(name);
