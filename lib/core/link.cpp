@@ -33,29 +33,51 @@ void release_board::bump(const std::string& name) {
   cv_.notify_all();
 }
 
+void release_board::record(const release_notice& n) {
+  if (n.owner.empty()) return;
+  if (handed_.size() >= 4096) handed_.clear();
+  auto [it, fresh] = handed_.try_emplace(n.name, n);
+  if (!fresh && it->second.fence <= n.fence) it->second = n;
+}
+
 void release_board::notice(const release_notice& n) {
-  if (!n.owner.empty()) {
+  {
     std::lock_guard l(mu_);
-    if (handed_.size() >= 4096) handed_.clear();
-    handed_[n.name] = n;
+    record(n);
   }
   bump(n.name);  // after the record: the woken waiter finds it
 }
 
 void release_board::releasing(const std::string& name) {
   std::lock_guard l(mu_);
-  ++in_flight_[name];
+  auto& f = in_flight_[name];
+  const long pid = static_cast<long>(::getpid());
+  if (f.count == 0 || f.pid != pid) f = {0, clock::now(), pid};
+  ++f.count;
 }
 
-void release_board::released(const std::string& name) {
+void release_board::finish(const std::string& name, const release_notice* handed) {
+  {
+    std::lock_guard l(mu_);
+    auto it = in_flight_.find(name);
+    if (it != in_flight_.end() && --it->second.count <= 0) in_flight_.erase(it);
+    if (handed) record(*handed);
+    if (gen_.size() >= 4096) gen_.clear();
+    ++gen_[name];
+  }
+  cv_.notify_all();
+}
+
+bool release_board::release_in_flight(const std::string& name, clock::duration max_age) {
   std::lock_guard l(mu_);
   auto it = in_flight_.find(name);
-  if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
+  return it != in_flight_.end() && it->second.pid == static_cast<long>(::getpid()) &&
+         clock::now() - it->second.since < max_age;
 }
 
-bool release_board::release_in_flight(const std::string& name) {
+bool release_board::has_handed(const std::string& name) {
   std::lock_guard l(mu_);
-  return in_flight_.contains(name);
+  return handed_.contains(name);
 }
 
 std::optional<std::int64_t> release_board::take_handed(const std::string& name, const std::string& owner,

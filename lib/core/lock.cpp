@@ -248,8 +248,9 @@ std::string lease::lost_reason() const {
 namespace {
 // A final release that may hand its name to the head of the line, marked in flight on the
 // release board while it runs, so that a waiter of this process waits for its answer instead
-// of trying (release_board::releasing). done() ends the mark before the release's notice or
-// bump; a release that throws ends it when destroyed and wakes the waiters it held back.
+// of trying (release_board::releasing). done() ends the mark, records the grant the release
+// handed (if known) and wakes the waiters in one step; a release that throws ends it when
+// destroyed, waking the waiters it held back.
 class hand_off_in_flight {
  public:
   explicit hand_off_in_flight(std::string name) : name_(std::move(name)) {
@@ -257,15 +258,11 @@ class hand_off_in_flight {
   }
   hand_off_in_flight(const hand_off_in_flight&) = delete;
   hand_off_in_flight& operator=(const hand_off_in_flight&) = delete;
-  ~hand_off_in_flight() {
-    if (done_) return;
-    detail::release_board::get().released(name_);
-    detail::release_board::get().bump(name_);
-  }
-  void done() {
+  ~hand_off_in_flight() { done(nullptr); }
+  void done(const detail::release_notice* handed) {
     if (done_) return;
     done_ = true;
-    detail::release_board::get().released(name_);
+    detail::release_board::get().finish(name_, handed);
   }
 
  private:
@@ -322,11 +319,12 @@ void lease::release() {
     }, detail::conflict_retries::give_back);
   });
   const bool ours = !outcome || *outcome != release_outcome::not_ours;
-  if (in_flight) in_flight->done();  // before the notice or bump that wakes the waiters
-  if (final_hold && outcome && *outcome == release_outcome::handed && !handed.owner.empty()) {
+  if (in_flight) {
     // A waiter of this process whose ticket was handed the lock holds it from here, without
     // reading it (session_core::adopt_handed): the release's commit has returned.
-    detail::release_board::get().notice({h->name, handed.owner, handed.ticket, handed.fence});
+    const bool passed_on = outcome && *outcome == release_outcome::handed && !handed.owner.empty();
+    const detail::release_notice n{h->name, handed.owner, handed.ticket, handed.fence};
+    in_flight->done(passed_on ? &n : nullptr);
   } else if (final_hold && outcome && *outcome != release_outcome::decremented) {
     detail::release_board::get().bump(h->name);
   }

@@ -38,29 +38,43 @@ class release_board {
 
   std::uint64_t generation(const std::string& name);
   void bump(const std::string& name);
-  // A notice from another process: bumps its name, and records a hand-off's grant.
+  // A release notice: bumps its name, and records a hand-off's grant (unless a later grant of
+  // the name, a larger fence, is recorded already: notices and answers may arrive out of order).
   void notice(const release_notice& n);
   // The fence of the grant a hand-off notice gave `ticket` of `owner` for `name`, once.
   [[nodiscard]] std::optional<std::int64_t> take_handed(const std::string& name, const std::string& owner,
                                                         std::int64_t ticket);
   // A final release of `name` that may hand it to the head of its line is on its way in this
-  // process (releasing ... released, before that release's notice or bump). A waiter here
-  // waits for its answer rather than trying: on MariaDB and MySQL 8.0 a try could read the
-  // handed grant before its redo is flushed and would then confirm it with a write of its own.
+  // process (releasing, then finish). A waiter here waits for its answer rather than trying:
+  // on MariaDB and MySQL 8.0 a try could read the handed grant before its redo is flushed and
+  // would then confirm it with a write of its own.
   void releasing(const std::string& name);
-  void released(const std::string& name);
-  [[nodiscard]] bool release_in_flight(const std::string& name);
+  // The release marked by releasing() is done: ends its mark, records the grant it handed
+  // (`handed`, if any, as notice() does) and wakes the name's waiters, in one step.
+  void finish(const std::string& name, const release_notice* handed);
+  // A release of `name` is marked in flight by this process (not one inherited through fork)
+  // and began less than `max_age` ago: a release that takes longer holds nobody back.
+  [[nodiscard]] bool release_in_flight(const std::string& name, clock::duration max_age);
+  // A hand-off record waits for `name`: a waiter's try takes it without a statement.
+  [[nodiscard]] bool has_handed(const std::string& name);
   // Returns at `until`, or earlier once the name's generation is at least `seen + releases`.
   void wait(const std::string& name, std::uint64_t seen, clock::time_point until, std::uint64_t releases = 1);
 
  private:
-  std::mutex mu_;  // guards gen_ and handed_
+  void record(const release_notice& n);  // with mu_ held
+
+  std::mutex mu_;  // guards gen_, handed_ and in_flight_
   std::condition_variable cv_;
   std::unordered_map<std::string, std::uint64_t> gen_;
   // The last hand-off heard of per name (one at a time: the next needs this one's holder to
   // release). Cleared with gen_.
   std::unordered_map<std::string, release_notice> handed_;
-  std::unordered_map<std::string, int> in_flight_;  // releases on their way, per name
+  struct in_flight {
+    int count = 0;
+    clock::time_point since;  // the oldest of them began
+    long pid = 0;             // of the process that marked them
+  };
+  std::unordered_map<std::string, in_flight> in_flight_;  // releases on their way, per name
 };
 
 }  // namespace dblock::detail

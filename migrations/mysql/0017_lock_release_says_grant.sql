@@ -5,8 +5,8 @@
 -- dblock_lock_release_to_line_grant is dblock_lock_release_to_line of migration 0014 (same
 -- reads and writes in the same order) answering one text: '0' (the row was no longer this
 -- grant, nothing changed), '1' (deleted) or '2 <owner> <ticket> <fence>' (handed: the head's
--- owner token, its ticket, the new grant's fence). dblock_lock_release_to_line stays, answering
--- the outcome alone from it, for libraries that still call it.
+-- owner token, its ticket, the new grant's fence). dblock_lock_release_to_line (migration 0014)
+-- stays as it is for libraries that still call it: replacing it would leave a moment without it.
 DROP FUNCTION IF EXISTS dblock_lock_release_to_line_grant;
 CREATE FUNCTION dblock_lock_release_to_line_grant(p_name VARBINARY(255), p_owner CHAR(32) CHARACTER SET ascii,
   p_fence BIGINT)
@@ -18,6 +18,7 @@ BEGIN
   DECLARE v_ttl BIGINT DEFAULT 0;
   DECLARE v_holder VARCHAR(255) CHARACTER SET utf8mb4 DEFAULT '';
   DECLARE v_delay BIGINT DEFAULT 0;
+  DECLARE v_fence BIGINT DEFAULT 0;
   SELECT w.ticket, w.owner, w.grant_ttl_ms, w.holder, w.lock_delay_ms
     INTO v_ticket, v_owner, v_ttl, v_holder, v_delay
     FROM dblock_lock_waiters w
@@ -33,17 +34,11 @@ BEGIN
      WHERE name = p_name AND owner = p_owner AND fence = p_fence;
     IF ROW_COUNT() > 0 THEN
       DELETE FROM dblock_lock_waiters WHERE ticket = v_ticket;
-      RETURN CONCAT('2 ', v_owner, ' ', v_ticket, ' ', PREVIOUS VALUE FOR dblock_fence_seq);
+      SELECT fence INTO v_fence FROM dblock_locks WHERE name = p_name;
+      RETURN CONCAT('2 ', v_owner, ' ', v_ticket, ' ', v_fence);
     END IF;
     RETURN '0';
   END IF;
   DELETE FROM dblock_locks WHERE name = p_name AND owner = p_owner AND fence = p_fence;
   RETURN IF(ROW_COUNT() > 0, '1', '0');
 END;
-
-DROP FUNCTION IF EXISTS dblock_lock_release_to_line;
-CREATE FUNCTION dblock_lock_release_to_line(p_name VARBINARY(255), p_owner CHAR(32) CHARACTER SET ascii,
-  p_fence BIGINT)
-RETURNS INT
-NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER
-RETURN CAST(SUBSTRING_INDEX(dblock_lock_release_to_line_grant(p_name, p_owner, p_fence), ' ', 1) AS SIGNED);

@@ -6,8 +6,8 @@
 -- dblock_lock_release_to_line_grant is dblock_lock_release_to_line of migration 0014 (same
 -- reads and writes in the same order) answering one text: '0' (the row was no longer this
 -- grant, nothing changed), '1' (deleted) or '2 <owner> <ticket> <fence>' (handed: the head's
--- owner token, its ticket, the new grant's fence). dblock_lock_release_to_line stays, answering
--- the outcome alone from it, for libraries that still call it.
+-- owner token, its ticket, the new grant's fence). dblock_lock_release_to_line (migration 0014)
+-- stays as it is for libraries that still call it: replacing it would leave a moment without it.
 DROP FUNCTION IF EXISTS dblock_lock_release_to_line_grant;
 CREATE FUNCTION dblock_lock_release_to_line_grant(p_name VARBINARY(255), p_owner CHAR(32) CHARACTER SET ascii,
   p_fence BIGINT)
@@ -44,10 +44,3 @@ BEGIN
   DELETE FROM dblock_locks WHERE name = p_name AND owner = p_owner AND fence = p_fence;
   RETURN IF(ROW_COUNT() > 0, '1', '0');
 END;
-
-DROP FUNCTION IF EXISTS dblock_lock_release_to_line;
-CREATE FUNCTION dblock_lock_release_to_line(p_name VARBINARY(255), p_owner CHAR(32) CHARACTER SET ascii,
-  p_fence BIGINT)
-RETURNS INT
-NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER
-RETURN CAST(SUBSTRING_INDEX(dblock_lock_release_to_line_grant(p_name, p_owner, p_fence), ' ', 1) AS SIGNED);

@@ -5,8 +5,8 @@
 -- locks in the same order: the name's grant lock, the row, the head ticket; the same NOTIFY)
 -- with four answers: outcome (0 = the row was no longer this grant, nothing changed;
 -- 1 = deleted; 2 = handed) and, when handed, the head's owner token, its ticket and the new
--- grant's fence. dblock_lock_release_to_line stays, answering the outcome alone from it, for
--- libraries that still call it.
+-- grant's fence. dblock_lock_release_to_line (migration 0015) stays as it is for libraries that
+-- still call it.
 CREATE OR REPLACE FUNCTION dblock_lock_release_to_line_grant(p_name text, p_owner text, p_fence bigint,
   OUT outcome integer, OUT next_owner text, OUT next_ticket bigint, OUT next_fence bigint)
 LANGUAGE plpgsql VOLATILE AS $fn$
@@ -41,10 +41,4 @@ BEGIN
   PERFORM pg_notify('dblock_release', p_name);
   outcome := 1;
 END
-$fn$;
-
-CREATE OR REPLACE FUNCTION dblock_lock_release_to_line(p_name text, p_owner text, p_fence bigint)
-RETURNS integer
-LANGUAGE sql VOLATILE AS $fn$
-  SELECT g.outcome FROM dblock_lock_release_to_line_grant(p_name, p_owner, p_fence) g
 $fn$;

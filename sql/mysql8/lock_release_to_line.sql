@@ -4,6 +4,10 @@
 -- ticket is deleted; with nobody in line the row is deleted. One round trip, one commit.
 -- outcome: '0' = the row was no longer this grant (nothing changed), '1' = deleted,
 -- '2 <owner> <ticket> <fence>' = handed to that ticket of that owner with that fence (the
--- releasing process passes it to a waiter of its own). Sent only for a lease that was itself
--- granted through the line: a name with waiters then.
-SELECT dblock_lock_release_to_line_grant($1, $2, CAST($3 AS SIGNED)) AS outcome
+-- releasing process passes it to a waiter of its own). own_commit: 1 when the statement commits
+-- on its own as it ends - autocommit is on (MySQL 8.0 has no
+-- @@in_transaction: a transaction the library began itself is known to it) - so the grant is committed when the answer arrives; only
+-- then is it passed on. Sent only for a lease that was itself granted through the line: a name
+-- with waiters then.
+SELECT dblock_lock_release_to_line_grant($1, $2, CAST($3 AS SIGNED)) AS outcome,
+       CAST(@@autocommit = 1 AS SIGNED) AS own_commit

@@ -5,8 +5,8 @@
 -- dblock_release either way: a hand-off's payload names the head's owner, ticket and fence, a
 -- delete's is the name. outcome: 0 = the row was no longer this grant (nothing changed),
 -- 1 = deleted, 2 = handed, with next_owner, next_ticket and next_fence saying to whom (the
--- releasing process passes it to a waiter of its own). Sent only for a lease that was itself
--- granted through the line: a name with waiters then. Always waits for its WAL flush: it
--- writes a grant.
+-- releasing process passes it to a waiter of its own, when the statement was not sent inside a
+-- transaction). Sent only for a lease that was itself granted through the line: a name with
+-- waiters then. Always waits for its WAL flush: it writes a grant.
 SELECT outcome, next_owner, next_ticket, next_fence
   FROM dblock_lock_release_to_line_grant(CAST($1 AS text), CAST($2 AS text), CAST($3 AS bigint))

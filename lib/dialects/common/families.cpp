@@ -258,7 +258,8 @@ release_outcome mysql_family_table::release(backend& b, const std::string& name,
       // The release is done either way: an answer that does not read leaves the grant to the
       // waiter's own read.
       const auto f = rows::split_answer(answer->substr(2), 2);
-      if (grant && f && !b.raw().in_transaction()) {
+      const bool own_commit = r.rows[0].size() > 1 && r.rows[0][1] && *r.rows[0][1] == "1";
+      if (grant && f && own_commit && !b.raw().in_transaction()) {
         try {
           *grant = {(*f)[0], parse_int_cell(cell((*f)[1]), "handed ticket"), parse_int_cell(cell((*f)[2]), "handed fence")};
         } catch (const std::exception&) {

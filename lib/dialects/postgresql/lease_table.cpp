@@ -59,7 +59,9 @@ class postgresql_table final : public lease_table_reads {
     result r;
     if (final_hold && to_line) {
       // outcome: 0 = not ours, 1 = deleted, 2 = handed to the head of the line, whose owner,
-      // ticket and new fence follow
+      // ticket and new fence follow. PostgreSQL has no cheap way to say whether the statement
+      // committed on its own: the library's own view of the connection decides (an attached
+      // connection's open transaction is passed with within()).
       r = b.exec("lock_release_to_line", params);
       const auto outcome = r.rows.empty() ? 0 : rows::i64(r.rows[0], 0, "release outcome");
       if (outcome == 2 && grant && !b.raw().in_transaction())
