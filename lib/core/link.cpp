@@ -75,9 +75,10 @@ bool release_board::release_in_flight(const std::string& name, clock::duration m
          clock::now() - it->second.since < max_age;
 }
 
-bool release_board::has_handed(const std::string& name) {
+bool release_board::has_handed(const std::string& name, const std::string& owner, std::int64_t ticket) {
   std::lock_guard l(mu_);
-  return handed_.contains(name);
+  auto it = handed_.find(name);
+  return it != handed_.end() && it->second.ticket == ticket && it->second.owner == owner;
 }
 
 std::optional<std::int64_t> release_board::take_handed(const std::string& name, const std::string& owner,

@@ -55,8 +55,9 @@ class release_board {
   // A release of `name` is marked in flight by this process (not one inherited through fork)
   // and began less than `max_age` ago: a release that takes longer holds nobody back.
   [[nodiscard]] bool release_in_flight(const std::string& name, clock::duration max_age);
-  // A hand-off record waits for `name`: a waiter's try takes it without a statement.
-  [[nodiscard]] bool has_handed(const std::string& name);
+  // A hand-off record of `name` names `ticket` of `owner`: that waiter's try takes it without a
+  // statement.
+  [[nodiscard]] bool has_handed(const std::string& name, const std::string& owner, std::int64_t ticket);
   // Returns at `until`, or earlier once the name's generation is at least `seen + releases`.
   void wait(const std::string& name, std::uint64_t seen, clock::time_point until, std::uint64_t releases = 1);
 

@@ -949,7 +949,8 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
     const auto heard_from = ears.mark();
     std::optional<lock_info> h;
     const bool tries = ahead == 0;
-    if (tries && attempt > 0 && clock_type::now() < deadline && !board.has_handed(name) &&
+    if (tries && attempt > 0 && clock_type::now() < deadline &&
+        !(place.held() && board.has_handed(name, c.owner, place.number())) &&
         board.release_in_flight(name, std::max<clock_type::duration>(c.opts.max_backoff, std::chrono::seconds(1)))) {
       // A release of this name that may hand it to us is on its way in this process: its
       // answer wakes us (and may say the grant is ours), where a try now could find the grant
