@@ -1,7 +1,7 @@
 // bench/hot_lock.cpp — one hot lock, N contender PROCESSES (as separate machines would
 // be: no in-process hand-off helps them). Each contender loops until the round ends:
 //   t0; take the lock; wait = now - t0; hold it hold_ms; release; think think_ms
-// in one of three modes, their order rotated round by round:
+// in one of four modes, their order rotated round by round:
 //   naive   try_acquire() (dblock's own acquire statement) and sleep 1 ms until granted:
 //           the polling loop people write by hand, over the same SQL;
 //   dblock  session::acquire(name, wait): backoff with full jitter, capped by the holder's
@@ -15,6 +15,11 @@
 //           costs the grant's commit and a semaphore wake-up. Its grants cycle through 64
 //           names with a 1 ms TTL, so each write takes over an expired row of the same
 //           table dblock uses.
+//   threads the dblock mode's loop, but the N contenders are threads of ONE process, each
+//           with its own dblock::database (connection) and session: a service whose
+//           threads contend for one lock. A release there answers with the grant it
+//           made, and the head, a thread of the same process, holds from that answer
+//           without a statement (docs/locks.md, waiting). Reported apart, no target.
 // A round runs hot_warmup seconds before its measured window of hot_seconds: the steady
 // state is measured, not the start, where every process opens its connections at once
 // (a wait-line connection costs 16-57 ms here; in a 4 s window those first waits alone
@@ -50,12 +55,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -188,6 +197,7 @@ void lock_line(floor_line* line) {
   if (rc != 0) throw std::runtime_error(std::string("pthread_mutex_lock: ") + std::strerror(rc));
 }
 
+// index: the floor contender's place (0-63); in the threads mode, how many threads.
 child spawn_contender(const std::string& url, const std::string& mode, const std::string& name, int hold_ms,
                       int think_ms, int max_backoff_ms, const std::string& shm_name, int index) {
   return spawn_child(url, {"contend", "--mode", mode, "--name", name, "--hold-ms", std::to_string(hold_ms),
@@ -225,8 +235,14 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
     }
   } unmap_line{line, shm_name};
   std::vector<child> kids;
-  for (int i = 0; i < contenders; ++i)
-    kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms, shm_name, i));
+  // The threads mode: one process, `contenders` threads, one result line each.
+  const bool threads = mode == "threads";
+  const int lines_per_kid = threads ? contenders : 1;
+  if (threads)
+    kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms, shm_name, contenders));
+  else
+    for (int i = 0; i < contenders; ++i)
+      kids.push_back(spawn_contender(c.url, mode, name, o.hold_ms, o.think_ms, o.max_backoff_ms, shm_name, i));
   bool ok = true;
   for (auto& k : kids)
     if (read_line(k.out) != "ready") ok = false;
@@ -248,22 +264,27 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
     bool operator<(const grant_at& o) const { return granted < o.granted; }
   };
   std::vector<grant_at> grants_at;
-  for (std::size_t ki = 0; ki < kids.size(); ++ki) {
-    auto& k = kids[ki];
-    std::istringstream line(read_line(k.out));
-    std::string tag;
-    int grants = 0, timeouts = 0;
-    double first = 0;
-    line >> tag >> grants >> timeouts >> first;
-    if (tag != "result") ok = false;
-    r.grants.push_back(grants);
-    r.timeouts += timeouts;
-    firsts.push_back(first);
-    double w;
-    long long g, rel;
-    while (line >> w >> g >> rel) {
-      waits.push_back(w);
-      grants_at.push_back({g, rel, static_cast<double>(g) - w * 1000, ki});
+  std::size_t contender = 0;  // across kids: the threads mode's threads are contenders too
+  for (auto& k : kids) {
+    for (int li = 0; li < lines_per_kid; ++li, ++contender) {
+      std::istringstream line(read_line(k.out));
+      std::string tag;
+      int grants = 0, timeouts = 0;
+      double first = 0;
+      line >> tag >> grants >> timeouts >> first;
+      if (tag != "result") {
+        ok = false;
+        break;
+      }
+      r.grants.push_back(grants);
+      r.timeouts += timeouts;
+      firsts.push_back(first);
+      double w;
+      long long g, rel;
+      while (line >> w >> g >> rel) {
+        waits.push_back(w);
+        grants_at.push_back({g, rel, static_cast<double>(g) - w * 1000, contender});
+      }
     }
     if (!reap_child(k)) ok = false;
   }
@@ -297,6 +318,7 @@ round_result run_round(const combo& c, const std::string& mode, const options& o
     for (const auto& g : grants_at)
       t << g.contender << ',' << static_cast<long long>(g.asked) << ',' << g.granted << ',' << g.released << '\n';
   }
+  if (r.grants.empty()) throw std::runtime_error(c.name + ": a " + mode + " round reported no contender");
   const int lo = *std::min_element(r.grants.begin(), r.grants.end());
   const int hi = *std::max_element(r.grants.begin(), r.grants.end());
   r.fairness = lo == 0 ? static_cast<double>(hi) : static_cast<double>(hi) / lo;
@@ -342,7 +364,7 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
        " s warm-up + " + std::to_string(seconds) + " s measured) per mode" +
        (o.max_backoff_ms > 0 ? ", max_backoff " + std::to_string(o.max_backoff_ms) + " ms" : ""));
   for (const auto& c : combos) {
-    std::vector<round_result> naive, smart, floor;
+    std::vector<round_result> naive, smart, floor, threads;
     std::vector<double> limits;  // grants/s, measured before each round
     // What any design would reach with a zero-time hand-off: one grant per hold and release.
     auto ceiling = [](const round_result& r) { return r.hold_release > 0 ? 1e6 / r.hold_release : 0.0; };
@@ -353,9 +375,9 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
            " grants/s (hold " + std::to_string(o.hold_ms) + " ms + commit and round trip " +
            std::to_string(commit_rtt) + " ms)");
       // Rotate which mode goes first, so drift on the machine does not favour one.
-      static const char* const modes[] = {"naive", "dblock", "floor"};
-      for (int m = 0; m < 3; ++m) {
-        const std::string mode = modes[(m + i) % 3];
+      static const char* const modes[] = {"naive", "dblock", "floor", "threads"};
+      for (int m = 0; m < 4; ++m) {
+        const std::string mode = modes[(m + i) % 4];
         const bool dblock_mode = mode == "dblock";
         auto r = run_round(c, mode, o, n, warmup, seconds, "bench:hot", i + 1);
         note("  " + c.name + " round " + std::to_string(i + 1) + " " + (mode == "naive" ? "naive " : mode) + ": " +
@@ -369,7 +391,7 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
              grants_text(r.grants) +
              (r.timeouts ? ", timeouts " + std::to_string(r.timeouts) : ""));
         if (r.timeouts) rep.fail(c.name + ": hot lock: " + std::to_string(r.timeouts) + " acquire timeouts");
-        (dblock_mode ? smart : mode == "naive" ? naive : floor).push_back(r);
+        (dblock_mode ? smart : mode == "naive" ? naive : mode == "floor" ? floor : threads).push_back(r);
       }
     }
     auto emit = [&](const std::string& metric, const std::string& unit, auto field) {
@@ -412,6 +434,26 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
                                         dp);
       floor_p99.note = "value: the floor mode's p99 wait; no target";
       rep.add(std::move(floor_p99));
+      // The same contenders as threads of one process (same rounds, same limits).
+      std::vector<double> t, tp, th;
+      for (const auto& r : threads) t.push_back(r.throughput);
+      against_limit("hot_lock_threads_vs_limit", t,
+                    "value: grants/s of the contenders as threads of one process (each with its own connection and "
+                    "session); no target");
+      for (std::size_t i = 0; i < threads.size() && i < smart.size(); ++i) {
+        tp.push_back(threads[i].p99);
+        th.push_back(threads[i].handoff);
+      }
+      auto threads_p99 =
+          per_round_result("hot_lock_threads_p99_wait", c.name, "ms", "dblock's p99 wait, same round", tp, dp);
+      threads_p99.note = "value: the threads mode's p99 wait; no target";
+      rep.add(std::move(threads_p99));
+      std::vector<double> dh;
+      for (std::size_t i = 0; i < th.size(); ++i) dh.push_back(smart[i].handoff);
+      auto threads_handoff =
+          per_round_result("hot_lock_threads_handoff", c.name, "us", "dblock's hand-off, same round", th, dh);
+      threads_handoff.note = "value: the threads mode's hand-off (release return to the next grant's return); no target";
+      rep.add(std::move(threads_handoff));
     }
     emit("hot_lock_p99_wait", "ms", [](const round_result& r) { return r.p99; });
     emit("hot_lock_fairness", "x", [](const round_result& r) { return r.fairness; });
@@ -445,10 +487,11 @@ void print_result(int grants, int timeouts, double first_wait, const std::vector
 
 // The loop every contender runs until the round ends: take the lock (false: it timed out,
 // counted and tried again), hold it hold_ms, release it, think think_ms; then the result
-// line. Call it after the connections are open: it says "ready" first.
+// line (printed under print_mu: the threads mode's threads share stdout).
+std::mutex print_mu;
 template <class Take, class Release>
-void contend(int hold_ms, int think_ms, Take take, Release release) {
-  const auto [from, end] = ready_then_window();
+void contend_in(bench_clock::time_point from, bench_clock::time_point end, int hold_ms, int think_ms, Take take,
+                Release release) {
   std::vector<measured_grant> measured;
   double first_wait = -1;
   int grants = 0, timeouts = 0;
@@ -469,7 +512,65 @@ void contend(int hold_ms, int think_ms, Take take, Release release) {
     }
     if (think_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(think_ms));
   }
+  std::lock_guard l(print_mu);
   print_result(grants, timeouts, first_wait, measured);
+}
+
+// contend_in() for one contender process: call it after the connections are open; it says
+// "ready" first and waits for the round's window.
+template <class Take, class Release>
+void contend(int hold_ms, int think_ms, Take take, Release release) {
+  const auto [from, end] = ready_then_window();
+  contend_in(from, end, hold_ms, think_ms, take, release);
+}
+
+// A dblock waiter's take: session::acquire with a 10 s bound (false: it timed out).
+bool acquire_into(dblock::session& s, const std::string& name, std::optional<dblock::lease>& l) {
+  try {
+    l = s.acquire(name, std::chrono::seconds(10));
+  } catch (const dblock::timeout_error&) {
+    return false;
+  }
+  return true;
+}
+
+// The threads mode: `n` threads of this process, each with its own database handle
+// (connection) and session, run the dblock mode's loop in one window; one result line each.
+void threads_contender(const std::string& url, const std::string& name, int n, int hold_ms, int think_ms,
+                       int max_backoff_ms) {
+  struct seat {
+    dblock::database db;
+    std::unique_ptr<dblock::session> s;
+    std::optional<dblock::lease> l;
+  };
+  dblock::session_options so;
+  if (max_backoff_ms > 0) so.max_backoff = std::chrono::milliseconds(max_backoff_ms);
+  std::vector<std::unique_ptr<seat>> seats;
+  for (int i = 0; i < n; ++i) {
+    auto st = std::make_unique<seat>(seat{dblock::open(url), nullptr, std::nullopt});
+    st->s = std::make_unique<dblock::session>(st->db, so);
+    st->db.ping();
+    seats.push_back(std::move(st));
+  }
+  const auto [from, end] = ready_then_window();
+  std::vector<std::thread> ts;
+  std::atomic<bool> failed{false};
+  for (auto& st : seats)
+    ts.emplace_back([&, p = st.get()] {
+      try {
+        contend_in(
+            from, end, hold_ms, think_ms, [&] { return acquire_into(*p->s, name, p->l); }, [&] { p->l->release(); });
+      } catch (const std::exception& e) {
+        std::lock_guard l(print_mu);
+        std::cerr << "dblock_bench contend (threads): " << e.what() << "\n";
+        failed = true;
+      }
+    });
+  for (auto& t : ts) t.join();
+  if (failed) {
+    std::cout << "failed" << std::endl;
+    throw std::runtime_error("a contender thread failed");
+  }
 }
 
 // A contender of the floor mode (see the top of this file): joins the line in shared
@@ -563,15 +664,20 @@ int contender_main(int argc, char** argv) {
   }
   const char* url = std::getenv("DBLOCK_BENCH_URL");
   const bool floor_mode = mode == "floor";
-  if (!url || (mode != "naive" && mode != "dblock" && !floor_mode) || name.empty() ||
-      (floor_mode && (index < 0 || index >= max_floor_contenders))) {
-    std::cerr << "dblock_bench contend: needs DBLOCK_BENCH_URL, --mode naive|dblock|floor, --name NAME "
-                 "(floor: --shm NAME --index 0-63)\n";
+  const bool threads_mode = mode == "threads";
+  if (!url || (mode != "naive" && mode != "dblock" && !floor_mode && !threads_mode) || name.empty() ||
+      (floor_mode && (index < 0 || index >= max_floor_contenders)) || (threads_mode && (index < 1 || index > 256))) {
+    std::cerr << "dblock_bench contend: needs DBLOCK_BENCH_URL, --mode naive|dblock|floor|threads, --name NAME "
+                 "(floor: --shm NAME --index 0-63; threads: --index THREADS, 1-256)\n";
     return 64;
   }
   try {
     if (floor_mode) {
       floor_contender(url, name, shm_name, index, hold_ms, think_ms);
+      return 0;
+    }
+    if (threads_mode) {
+      threads_contender(url, name, index, hold_ms, think_ms, max_backoff_ms);
       return 0;
     }
     auto db = dblock::open(url);
@@ -581,14 +687,7 @@ int contender_main(int argc, char** argv) {
     db.ping();
     std::optional<dblock::lease> l;
     auto take = [&] {
-      if (mode == "dblock") {
-        try {
-          l = s.acquire(name, std::chrono::seconds(10));
-        } catch (const dblock::timeout_error&) {
-          return false;
-        }
-        return true;
-      }
+      if (mode == "dblock") return acquire_into(s, name, l);
       const auto t0 = bench_clock::now();
       while (!(l = s.try_acquire(name))) {
         if (bench_clock::now() - t0 > std::chrono::seconds(10)) return false;
