@@ -435,7 +435,7 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       floor_p99.note = "value: the floor mode's p99 wait; no target";
       rep.add(std::move(floor_p99));
       // The same contenders as threads of one process (same rounds, same limits).
-      std::vector<double> t, tp, th;
+      std::vector<double> t, tp, th, dh;
       for (const auto& r : threads) t.push_back(r.throughput);
       against_limit("hot_lock_threads_vs_limit", t,
                     "value: grants/s of the contenders as threads of one process (each with its own connection and "
@@ -443,13 +443,12 @@ void run_hot_lock(const options& o, const std::vector<combo>& combos, report& re
       for (std::size_t i = 0; i < threads.size() && i < smart.size(); ++i) {
         tp.push_back(threads[i].p99);
         th.push_back(threads[i].handoff);
+        dh.push_back(smart[i].handoff);
       }
       auto threads_p99 =
           per_round_result("hot_lock_threads_p99_wait", c.name, "ms", "dblock's p99 wait, same round", tp, dp);
       threads_p99.note = "value: the threads mode's p99 wait; no target";
       rep.add(std::move(threads_p99));
-      std::vector<double> dh;
-      for (std::size_t i = 0; i < th.size(); ++i) dh.push_back(smart[i].handoff);
       auto threads_handoff =
           per_round_result("hot_lock_threads_handoff", c.name, "us", "dblock's hand-off, same round", th, dh);
       threads_handoff.note = "value: the threads mode's hand-off (release return to the next grant's return); no target";
@@ -567,10 +566,7 @@ void threads_contender(const std::string& url, const std::string& name, int n, i
       }
     });
   for (auto& t : ts) t.join();
-  if (failed) {
-    std::cout << "failed" << std::endl;
-    throw std::runtime_error("a contender thread failed");
-  }
+  if (failed) throw std::runtime_error("a contender thread failed");  // contender_main says "failed"
 }
 
 // A contender of the floor mode (see the top of this file): joins the line in shared
