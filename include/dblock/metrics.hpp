@@ -32,6 +32,7 @@ enum class counter : int {
   replication_unsafe,    // checks (session start, migrate) that found a setup able to lose a committed grant
   lock_crash_takeovers,  // leases ended early because their holder's connection ended (crash detection)
   lock_handoff_notices,  // grants a waiter held without reading them (the release's notice or answer)
+  lock_handoff_confirms, // handed grants a waiter confirmed with a write of its own before holding (MariaDB, MySQL 8.0)
   count_
 };
 

@@ -325,6 +325,7 @@ void lease::release() {
     const bool passed_on = outcome && *outcome == release_outcome::handed && !handed.owner.empty();
     const detail::release_notice n{h->name, handed.owner, handed.ticket, handed.fence};
     in_flight->done(passed_on ? &n : nullptr);
+    if (handed.unlock) core->db->exclusive([&] { core->table->end_hand_off(*core->db, h->name); });
   } else if (final_hold && outcome && *outcome != release_outcome::decremented) {
     detail::release_board::get().bump(h->name);
   }

@@ -52,6 +52,7 @@ constexpr counter_text texts[counter_count] = {
     {"replication_unsafe", "Session starts and migrations that found a replication setup able to lose a committed grant."},
     {"lock_crash_takeovers", "Leases ended before their expiry because their holder's connection had ended (crash detection)."},
     {"lock_handoff_notices", "Lease-lock grants a waiter held without reading them: from the releasing holder's hand-off notice, or in the releasing process from the release's answer."},
+    {"lock_handoff_confirms", "Handed lease-lock grants a waiter confirmed with a write of its own before holding them (MariaDB, MySQL 8.0: the release was not made under its server lock, or the wait for that lock ran out)."},
 };
 
 }  // namespace

@@ -405,8 +405,94 @@ TEST_P(HandOffConformance, AReleaseInsideATransactionTheLibraryDidNotOpenDoesNot
   raw_exec(db, "ROLLBACK");
   if (mysql8) raw_exec(db, "SET autocommit = 1");
   EXPECT_TRUE(g.owner.empty()) << "a hand-off in the application's open transaction was passed on";
+  EXPECT_FALSE(g.unlock) << "a hand-off in the application's open transaction was made under the server lock";
+  EXPECT_EQ(query_int(db, "SELECT IS_USED_LOCK(CONCAT('dblock:h:', SHA1($1))) IS NULL", {name}), 1);
   EXPECT_EQ(query_int(db, "SELECT fence FROM dblock_locks WHERE name = $1", {name}), ga.fence);
   EXPECT_EQ(in_line(db, name), 1);
+}
+
+// MariaDB and MySQL 8.0: a release made under its server lock records the head's ticket
+// (locked_ticket), and the head that reads it there waits for that lock instead of confirming
+// the grant with a write: no confirming write, and the server lock is free again afterwards.
+// While the releaser still holds the lock the head's wait runs out (20 ms) and it confirms; a
+// release inside a transaction the library opened, and the previous schema step's function
+// (which a library not yet upgraded calls), record nothing, and their heads confirm too; a
+// ticket recorded for an older grant never stands for a later one.
+TEST_P(HandOffConformance, AHeadWaitsForTheReleasersServerLockInsteadOfConfirmingTheGrant) {
+  if (kind() != dialect::mysql && kind() != dialect::mysql8)
+    GTEST_SKIP() << "the server-lock hand-off is MariaDB's and MySQL 8.0's (their heads confirm grants)";
+  auto db_r = open();
+  auto db_h = open();
+  auto& br = *detail::backend_of(db_r);
+  auto& bh = *detail::backend_of(db_h);
+  const auto& table = detail::lease_table_for(kind());
+  const auto& line = detail::wait_line_for(kind());
+  const auto name = unique_name("handoff-locked");
+  const auto a = owner('a'), w = owner('w'), x = owner('x'), y = owner('y'), z = owner('z');
+  const detail::line_grant wants{8'000, "holder", 0};
+  const auto confirms = [] { return metrics()[counter::lock_handoff_confirms]; };
+  const auto server_lock_free = [&] {
+    return query_int(db_h, "SELECT IS_USED_LOCK(CONCAT('dblock:h:', SHA1($1))) IS NULL", {name}) == 1;
+  };
+  const auto locked_ticket = [&] {
+    return query_int(db_h, "SELECT COALESCE(locked_ticket, 0) FROM dblock_locks WHERE name = $1", {name});
+  };
+  const auto fence_now = [&] { return query_int(db_h, "SELECT fence FROM dblock_locks WHERE name = $1", {name}); };
+
+  // Released with nobody to pass the grant to in process: the release frees its server lock
+  // itself, and the head holds after its wait, without a write.
+  const auto ga = raw_hold(br, name, a);
+  const auto tw = line.join(bh, name, w, 10'000, &wants);
+  const auto tx = line.join(bh, name, x, 10'000, &wants);
+  const auto ty = line.join(bh, name, y, 10'000, &wants);
+  const auto tz = line.join(bh, name, z, 10'000, &wants);
+  ASSERT_EQ(table.release(br, name, a, ga.fence, true, false, true), release_outcome::handed);
+  EXPECT_EQ(locked_ticket(), tw) << "the hand-off was not made under the server lock";
+  EXPECT_TRUE(server_lock_free()) << "the release kept its server lock";
+  auto before = confirms();
+  const auto gw = table.acquire(bh, request(name, w, tw));
+  ASSERT_TRUE(gw.granted && gw.state);
+  EXPECT_EQ(gw.state->fence, fence_now());
+  EXPECT_EQ(confirms(), before) << "the head confirmed a grant handed under the server lock";
+  EXPECT_TRUE(server_lock_free()) << "the head kept the server lock";
+
+  // The releaser has not freed its server lock yet (its process has a grant to pass on): the
+  // head's wait runs out and it confirms, still granted.
+  detail::handed_grant g;
+  ASSERT_EQ(table.release(br, name, w, gw.state->fence, true, false, true, &g), release_outcome::handed);
+  EXPECT_TRUE(g.unlock);
+  EXPECT_EQ(g.owner, x);
+  EXPECT_EQ(locked_ticket(), tx);
+  EXPECT_FALSE(server_lock_free());
+  before = confirms();
+  const auto gx = table.acquire(bh, request(name, x, tx));
+  ASSERT_TRUE(gx.granted && gx.state);
+  EXPECT_EQ(confirms(), before + 1) << "the head held while the releaser still had its server lock";
+  table.end_hand_off(br, name);
+  EXPECT_TRUE(server_lock_free()) << "end_hand_off did not free the server lock";
+
+  // The previous step's function records nothing; the ticket left from x's grant does not
+  // stand for y's.
+  raw_query(db_r, "SELECT dblock_lock_release_to_line_grant($1, $2, CAST($3 AS SIGNED))", {name, x, gx.state->fence});
+  EXPECT_EQ(locked_ticket(), tx) << "the previous function wrote locked_ticket";
+  before = confirms();
+  const auto gy = table.acquire(bh, request(name, y, ty));
+  ASSERT_TRUE(gy.granted && gy.state);
+  EXPECT_EQ(confirms(), before + 1) << "a stale locked_ticket stood for a later grant";
+
+  // Inside a transaction the library opened, no server lock: nothing recorded.
+  br.in_transaction([&] {
+    EXPECT_EQ(table.release(br, name, y, gy.state->fence, true, false, true), release_outcome::handed);
+  });
+  EXPECT_EQ(locked_ticket(), 0) << "a release inside a transaction recorded its head";
+  EXPECT_TRUE(server_lock_free());
+  before = confirms();
+  const auto gz = table.acquire(bh, request(name, z, tz));
+  ASSERT_TRUE(gz.granted && gz.state);
+  EXPECT_EQ(confirms(), before + 1);
+  // Nobody left: the release deletes the row and keeps no server lock.
+  EXPECT_EQ(table.release(br, name, z, gz.state->fence, true, false, true), release_outcome::deleted);
+  EXPECT_TRUE(server_lock_free());
 }
 
 // A waiter in the releasing process holds the lock from the release's own answer: woken by the

@@ -55,11 +55,13 @@ enum class release_outcome { deleted, decremented, not_ours, handed };
 // The grant a final release handed on (release_outcome::handed): the head's owner token, its
 // ticket and the new grant's fence. Set only when the release committed on its own (not inside
 // the caller's transaction), so that the grant is durable when the releasing process passes it
-// to a waiter of its own.
+// to a waiter of its own. unlock: the release left a server lock to free (end_hand_off) once
+// that waiter has it; set whether or not the grant itself is known.
 struct handed_grant {
   std::string owner;
   std::int64_t ticket = 0;
   std::int64_t fence = 0;
+  bool unlock = false;
 };
 
 class lease_table_ops {
@@ -101,6 +103,11 @@ class lease_table_ops {
   // receives a hand-off's grant (see handed_grant); left empty when not known.
   virtual release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
                                   bool final_hold, bool no_flush, bool to_line, handed_grant* grant = nullptr) const = 0;
+  // After a release that set grant->unlock: frees the server lock the hand-off was made under
+  // (MariaDB, MySQL 8.0), which the head of the line waits for instead of confirming the grant
+  // with a write. Called once the releasing process passed the grant to a waiter of its own,
+  // so that waiter never waits for this round trip. Never throws.
+  virtual void end_hand_off(backend& /*b*/, const std::string& /*name*/) const noexcept {}
   // Renews every live lock of `owner` and, when `waiting`, its live tickets; returns the
   // names still ours. `local` = the names held locally (a dialect that counts rows returns
   // them when every row matched). One round trip, or two on a dialect that renews tickets

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/idempotency_detail.hpp"
+#include "core/internal.hpp"
 #include "core/session_lock_ops.hpp"
 #include "dblock/errors.hpp"
 #include "dialects/common/rows.hpp"
@@ -23,10 +24,28 @@ std::vector<lock_info> lease_table_reads::list(backend& b) const {
   return out;
 }
 
+namespace {
+// A look's row (lock_handed.sql): granted, fence, holds, holder, expires_at_ms, expires_in_ms.
+grant_outcome looked(const std::string& name, const std::vector<cell>& row) {
+  auto i = rows::lock_row(name, row, {.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5});
+  i.expires_at = idem::format_utc_ms(rows::i64(row, 4, "lock expires_at_ms"));
+  const bool granted = rows::i64(row, 0, "lock granted") == 1;
+  return grant_outcome{granted, std::move(i), granted};
+}
+}  // namespace
+
 std::optional<grant_outcome> waiter_look_durable(backend& b, const std::string& name, const std::string& owner,
                                                  std::int64_t ticket) {
-  auto seen = waiter_look(b, name, owner, ticket);
-  if (!seen || !seen->granted) return seen;
+  auto r = b.exec("lock_handed", {name, owner, ticket});
+  if (r.rows.empty()) return std::nullopt;
+  auto seen = looked(name, r.rows[0]);
+  if (!seen.granted) return seen;
+  // Handed under the releaser's server lock: once this connection got that lock, the release's
+  // commit has returned, and the grant it read is durable. Not on a Galera node (server locks
+  // are local to one node there).
+  const bool locked = r.rows[0].size() > 6 && rows::i64(r.rows[0], 6, "lock handed locked") == 1;
+  if (locked && !b.multi_primary() && rows::first_is(b.exec("lock_handed_wait", {name}), "1")) return seen;
+  detail::count(counter::lock_handoff_confirms);
   if (b.exec("lock_handed_confirm", {name, owner, ticket}).affected > 0) return seen;
   return grant_outcome{};  // gone between the read and the write: refused, holder unknown
 }
@@ -35,10 +54,7 @@ std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, co
                                          std::int64_t ticket) {
   auto r = b.exec("lock_handed", {name, owner, ticket});
   if (r.rows.empty()) return std::nullopt;
-  auto i = rows::lock_row(name, r.rows[0], {.holder = 3, .fence = 1, .holds = 2, .expires_at = 4, .expires_in = 5});
-  i.expires_at = idem::format_utc_ms(rows::i64(r.rows[0], 4, "lock expires_at_ms"));
-  const bool granted = rows::i64(r.rows[0], 0, "lock granted") == 1;
-  return grant_outcome{granted, std::move(i), granted};
+  return looked(name, r.rows[0]);
 }
 
 bool keyed_session_locks::try_lock(backend& b, std::string_view name) const {
@@ -251,19 +267,34 @@ release_outcome mysql_family_table::release(backend& b, const std::string& name,
   if (final_hold && to_line) {
     // '0' = not ours, '1' = deleted, '2 <owner> <ticket> <fence>' = handed to the head of the
     // line (migration 0017's function)
-    const auto r = b.exec("lock_release_to_line", {name, owner, fence});
+    // The hand-off under the server lock (migration 0018) where that lock means something: not
+    // on a Galera node, and not inside a transaction this library opened (the commit is later).
+    const bool in_tx = b.raw().in_transaction();
+    const std::int64_t lock = !in_tx && !b.multi_primary() ? 1 : 0;
+    const auto r = b.exec("lock_release_to_line", {name, owner, fence, lock});
     const std::string* answer = rows::first_text(r);
     if (!answer) throw internal_error("lock_release_to_line returned no answer for lock '" + name + "'");
     if (answer->starts_with("2 ")) {
       // The release is done either way: an answer that does not read leaves the grant to the
       // waiter's own read.
-      const auto f = rows::split_answer(answer->substr(2), 2);
+      const auto f = rows::split_answer(answer->substr(2), 3);
       const bool own_commit = r.rows[0].size() > 1 && r.rows[0][1] && *r.rows[0][1] == "1";
-      if (grant && f && own_commit && !b.raw().in_transaction()) {
+      if (grant && f && own_commit && !in_tx) {
         try {
           *grant = {(*f)[0], parse_int_cell(cell((*f)[1]), "handed ticket"), parse_int_cell(cell((*f)[2]), "handed fence")};
         } catch (const std::exception&) {
           *grant = {};
+        }
+      }
+      // The server lock is freed after a waiter of this process was given the grant (the
+      // caller's end_hand_off), or here when there is no caller to do it. An answer that does
+      // not read frees it too: the server lock is this connection's, and a head that waits
+      // for it then confirms.
+      if (!f || (*f)[3] == "1") {
+        if (grant) {
+          grant->unlock = true;
+        } else {
+          end_hand_off(b, name);
         }
       }
       return release_outcome::handed;
@@ -273,6 +304,15 @@ release_outcome mysql_family_table::release(backend& b, const std::string& name,
   auto r = b.exec(final_hold ? "lock_release" : "lock_decrement", {name, owner, fence});
   if (r.affected <= 0) return release_outcome::not_ours;
   return final_hold ? release_outcome::deleted : release_outcome::decremented;
+}
+
+void mysql_family_table::end_hand_off(backend& b, const std::string& name) const noexcept {
+  try {
+    (void)b.exec("lock_hand_off_unlock", {name});
+  } catch (...) {
+    // The release itself is done. The server frees the lock as the connection ends; until
+    // then the head's wait for it runs out (20 ms) and it confirms with a write instead.
+  }
 }
 
 std::vector<std::string> mysql_family_table::renew(backend& b, const std::string& owner, std::int64_t ttl_ms,

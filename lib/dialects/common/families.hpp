@@ -127,9 +127,11 @@ class idempotency_claim_text : public idempotency_rows {
 // ticket, or the refusal by another owner's live row; nothing when the upsert must decide.
 [[nodiscard]] std::optional<grant_outcome> waiter_look(backend& b, const std::string& name, const std::string& owner,
                                                        std::int64_t ticket);
-// MariaDB and MySQL 8.0: the waiter's look (waiter_look), and a handed grant confirmed by a
-// durable write before the waiter acts on it (lock_handed_confirm.sql: InnoDB shows commits
-// before their redo is flushed). Nothing when the upsert must decide.
+// MariaDB and MySQL 8.0: the waiter's look (waiter_look), and a handed grant made durable
+// before the waiter acts on it (InnoDB shows commits before their redo is flushed): a grant
+// handed under the releaser's server lock by a wait for that lock (lock_handed_wait.sql),
+// else, or when that wait runs out, a confirming write (lock_handed_confirm.sql). Nothing
+// when the upsert must decide.
 [[nodiscard]] std::optional<grant_outcome> waiter_look_durable(backend& b, const std::string& name,
                                                                const std::string& owner, std::int64_t ticket);
 
@@ -142,6 +144,7 @@ class mysql_family_table : public lease_table_reads {
   std::optional<lock_info> probe(backend& b, const std::string& name, const std::string& owner) const override;
   release_outcome release(backend& b, const std::string& name, const std::string& owner, std::int64_t fence,
                           bool final_hold, bool no_flush, bool to_line, handed_grant* grant) const override;
+  void end_hand_off(backend& b, const std::string& name) const noexcept override;
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
                                  const std::vector<std::string>& local, bool waiting) const override;
 };
