@@ -227,15 +227,19 @@ class backend {
 // whole transaction was rolled back, and its owner decides. (lock_store, reaper)
 // A give-back (a release, a ticket's delete) passes the longer schedule below: it is the
 // cheaper victim of a concurrent renewal of the same owner's rows (one row against many),
-// and one that fails leaves the name blocked until its TTL.
-enum class conflict_retries { grant, give_back };
+// and one that fails leaves the name blocked until its TTL. A read-write or permit grant
+// (holds) passes it too: its locking reads of the name's hold rows lock the gap before the
+// next name's rows, so grants of neighbouring names - and under the MySQL 8.0 dialect any
+// grant, all of which update the one fence-counter row - make it the victim again and again
+// under load.
+enum class conflict_retries { grant, give_back, holds };
 template <typename F>
 auto retry_conflicts(backend& b, F&& f, conflict_retries schedule = conflict_retries::grant) -> decltype(f()) {
   thread_local std::mt19937_64 seeds(std::random_device{}());
   std::optional<backoff> bo;  // made on the first conflict only: this wraps hot statements
-  const bool give_back = schedule == conflict_retries::give_back;
+  const bool give_back = schedule != conflict_retries::grant;
   // Full jitter, 2 ms doubling: capped at 8 ms for 5 tries (at most 22 ms of sleep), at
-  // 32 ms for a give-back's 10 tries (at most 190 ms).
+  // 32 ms for the longer schedule's 10 tries (at most 190 ms).
   const int tries = give_back ? 10 : 5;
   for (int attempt = 1;; ++attempt) {
     try {

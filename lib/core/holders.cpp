@@ -155,7 +155,7 @@ std::optional<lease> try_rw_one_statement(const std::shared_ptr<session_core>& s
     req.own_fence = mine.value_or(0);
     const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();  // before sending: the local deadline errs early
-    const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_rw(*c.db, req); });
+    const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_rw(*c.db, req); }, detail::conflict_retries::holds);
     switch (o.what) {
       case outcome::not_rw:
         throw invalid_argument("lock '" + name + "' is a semaphore of " + std::to_string(o.value) +
@@ -198,7 +198,7 @@ std::optional<permit_set> try_permits_one_statement(const std::shared_ptr<sessio
     req.count = count;
     const auto epoch = c.marker_epoch_now();  // before sending, like t0
     const auto t0 = clock_type::now();
-    const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_permits(*c.db, req); });
+    const auto o = detail::retry_conflicts(*c.db, [&] { return ops.acquire_permits(*c.db, req); }, detail::conflict_retries::holds);
     switch (o.what) {
       case outcome::not_semaphore: throw invalid_argument("lock '" + name + "' is a read-write lock, not a semaphore");
       case outcome::permits_differ:
