@@ -265,10 +265,10 @@ release_outcome mysql_family_table::release(backend& b, const std::string& name,
                                             std::int64_t fence, bool final_hold, bool /*no_flush*/,
                                             bool to_line, handed_grant* grant) const {
   if (final_hold && to_line) {
-    // '0' = not ours, '1' = deleted, '2 <owner> <ticket> <fence>' = handed to the head of the
-    // line (migration 0017's function)
-    // The hand-off under the server lock (migration 0018) where that lock means something: not
-    // on a Galera node, and not inside a transaction this library opened (the commit is later).
+    // '0' = not ours, '1' = deleted, '2 <owner> <ticket> <fence> <locked>' = handed to the head
+    // of the line (migration 0018's function), under the server lock when locked is 1. The lock
+    // is asked for where it means something: not on a Galera node, and not inside a
+    // transaction this library opened (the commit is later).
     const bool in_tx = b.raw().in_transaction();
     const std::int64_t lock = !in_tx && !b.multi_primary() ? 1 : 0;
     const auto r = b.exec("lock_release_to_line", {name, owner, fence, lock});
