@@ -237,10 +237,10 @@ template <typename F>
 auto retry_conflicts(backend& b, F&& f, conflict_retries schedule = conflict_retries::grant) -> decltype(f()) {
   thread_local std::mt19937_64 seeds(std::random_device{}());
   std::optional<backoff> bo;  // made on the first conflict only: this wraps hot statements
-  const bool give_back = schedule != conflict_retries::grant;
+  const bool longer = schedule != conflict_retries::grant;
   // Full jitter, 2 ms doubling: capped at 8 ms for 5 tries (at most 22 ms of sleep), at
   // 32 ms for the longer schedule's 10 tries (at most 190 ms).
-  const int tries = give_back ? 10 : 5;
+  const int tries = longer ? 10 : 5;
   for (int attempt = 1;; ++attempt) {
     try {
       return f();
@@ -248,7 +248,7 @@ auto retry_conflicts(backend& b, F&& f, conflict_retries schedule = conflict_ret
       if (attempt >= tries || b.raw().in_transaction()) throw;
       if (!bo)
         bo.emplace(backoff_policy{.initial = std::chrono::milliseconds(2),
-                                  .max = std::chrono::milliseconds(give_back ? 32 : 8)},
+                                  .max = std::chrono::milliseconds(longer ? 32 : 8)},
                    seeds());
       std::this_thread::sleep_for(bo->next());
     }

@@ -105,8 +105,8 @@ class lease_table_ops {
                                   bool final_hold, bool no_flush, bool to_line, handed_grant* grant = nullptr) const = 0;
   // After a release that set grant->unlock: frees the server lock the hand-off was made under
   // (MariaDB, MySQL 8.0), which the head of the line waits for instead of confirming the grant
-  // with a write. Called once the releasing process passed the grant to a waiter of its own,
-  // so that waiter never waits for this round trip. Never throws.
+  // with a write. Called after the releasing process passed the grant on to a waiter of its
+  // own, if one took it, so that such a waiter never waits for this round trip. Never throws.
   virtual void end_hand_off(backend& /*b*/, const std::string& /*name*/) const noexcept {}
   // Renews every live lock of `owner` and, when `waiting`, its live tickets; returns the
   // names still ours. `local` = the names held locally (a dialect that counts rows returns
