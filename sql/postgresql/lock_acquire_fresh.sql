@@ -5,7 +5,8 @@
 -- name's grant lock (1684171883 'dblk', hashtext(name)) taken before the fence is drawn and held to
 -- the commit, then the INSERT - without its UNION ALL fallback to dblock_lock_acquire,
 -- whose plan costs server CPU on every grant even when it does not run.
--- One row (granted = 1, same columns as lock_acquire.sql) when granted. No row when the name
+-- One row (granted = 1, lock_acquire.sql's columns, but the expiry as milliseconds since the
+-- epoch, expires_at_ms, which the client formats as lock_probe.sql's) when granted. No row when the name
 -- has a row after all (another owner took it, it expired, it is ours) or the insert lost a
 -- race: the caller then sends lock_acquire.sql, which decides every case. The name's row is
 -- not read first: the INSERT's own conflict check finds it, and a separate read would probe
@@ -27,5 +28,5 @@ SELECT CAST($1 AS text), CAST($2 AS text), 1, dblock_next_fence(), now(),
         OFFSET 0) AS g
 ON CONFLICT (name) DO NOTHING
 RETURNING 1 AS granted, fence, 1 AS holds, holder,
-          to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at,
+          CAST(floor(date_part('epoch', expires_at) * 1000) AS bigint) AS expires_at_ms,
           CAST($3 AS bigint) AS expires_in_ms
