@@ -84,6 +84,10 @@ class driver {
   // Ends every listen() of this connection (UNLISTEN; one round trip if any).
   virtual void unlisten_all() {}
 
+  // SQLite only: the absolute path of the main database file; empty for an in-memory or
+  // temporary database, and on other drivers.
+  [[nodiscard]] virtual std::string database_file() const { return {}; }
+
   // SQLite only: how long a statement waits for the database's write lock before
   // failing with SQLITE_BUSY (lock_not_available). Others ignore it.
   virtual void set_busy_timeout(std::chrono::milliseconds /*wait*/) {}

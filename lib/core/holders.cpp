@@ -544,7 +544,10 @@ void lease::release_hold() {
   });
   // Waiters of this process look again: a final release frees room, a write hold given back
   // lets readers in.
-  if (ours && *ours && (final_hold || write)) detail::release_board::get().bump(h->name);
+  if (ours && *ours && (final_hold || write)) {
+    detail::release_board::get().bump(h->name);
+    if (core->wake) core->wake->post(h->name, {}, 0, 0);  // and those of other processes (SQLite)
+  }
   if (was_lost)
     throw lock_lost(std::string(to_string(mode_)) + " hold of '" + h->name + "' had been lost before release: " + reason);
   if (ours && !*ours) {

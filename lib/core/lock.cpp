@@ -135,6 +135,10 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
   }
   if (c.opts.detect_crashes && detail::crash_fast_path_allowed(*c.db, c.db->multi_primary()))
     c.live_ops = &detail::liveness_for(c.db->kind());
+  // SQLite: releases in other processes on the same file wake this session's waiters through
+  // the wake file beside it, when there is one (lib/core/wake_file.hpp).
+  if (c.opts.listen && c.db->kind() == dialect::sqlite)
+    c.wake = detail::wake_file::for_database(c.db->raw().database_file());
   try {
     c.keeper = std::thread([core = core_.get()] { core->keeper_loop(); });
   } catch (...) {
@@ -326,8 +330,14 @@ void lease::release() {
     const detail::release_notice n{h->name, handed.owner, handed.ticket, handed.fence};
     in_flight->done(passed_on ? &n : nullptr);
     if (handed.unlock) core->db->exclusive([&] { core->table->end_hand_off(*core->db, h->name); });
+    // Waiters in other processes on the same SQLite file: the record lets the one handed the
+    // name hold it from here too.
+    if (core->wake && outcome)
+      core->wake->post(h->name, passed_on ? std::string_view(handed.owner) : std::string_view(), handed.ticket,
+                       handed.fence);
   } else if (final_hold && outcome && *outcome != release_outcome::decremented) {
     detail::release_board::get().bump(h->name);
+    if (core->wake) core->wake->post(h->name, {}, 0, 0);
   }
   if (final_hold && outcome && *outcome == release_outcome::deleted) core->note_freed(h->name);
   if (was_lost) throw lock_lost("lock '" + h->name + "' had been lost before release: " + reason);

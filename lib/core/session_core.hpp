@@ -34,6 +34,7 @@
 #include "core/ops/lease_table.hpp"
 #include "core/ops/liveness.hpp"
 #include "core/release_board.hpp"
+#include "core/wake_file.hpp"
 #include "core/wait_pacer.hpp"
 #include "dblock/errors.hpp"
 #include "dblock/lock.hpp"
@@ -80,6 +81,8 @@ struct session_core final : link::job {
   bool renewals_cuttable = false;  // its connection is dblock's own: the deadline thread may cut it
   std::shared_ptr<link> notices;   // LISTEN for releases, when possible (may be `renewals`)
   bool release_notices = false;    // releases of other processes wake waiters (NOTIFY)
+  // SQLite: releases of other processes on the same database file wake waiters through it.
+  std::shared_ptr<detail::wake_file> wake;
 
   // Crash detection (lib/core/liveness.hpp). Holder side: this session's marker, when it
   // holds one (its owner token then starts with 'm'), bounds how long each hold is trusted.
@@ -891,8 +894,10 @@ class ticket {
   void give_back() noexcept {
     try {
       if (detail::retry_conflicts(*c_.db, [&] { return c_.line->drop_handed(*c_.db, name_, c_.owner, number_); },
-                                  detail::conflict_retries::give_back))
+                                  detail::conflict_retries::give_back)) {
         detail::release_board::get().bump(name_);  // a waiter of this process may take it now
+        if (c_.wake) c_.wake->post(name_, {}, 0, 0);  // or of another (SQLite)
+      }
     } catch (...) {
     }
   }
@@ -917,6 +922,19 @@ class ticket {
   std::string name_;
 };
 
+// A waiter of `name` on a database with a wake file (SQLite) sleeps until a release of the
+// name's slot, or `until`. True when the release's record handed the name to `ticket` of this
+// session (0: no ticket): that grant goes on the release board, where the next try takes it
+// without a statement (session_core::adopt_handed).
+inline bool wake_released(session_core& c, wake_file& wake, const std::string& name, std::uint32_t seen,
+                          clock_type::time_point until, std::int64_t ticket) {
+  if (!wake.wait(name, seen, until) || ticket == 0) return false;
+  const auto fence = wake.handed(name, c.owner, ticket);
+  if (!fence) return false;
+  release_board::get().notice({name, c.owner, ticket, *fence});
+  return true;
+}
+
 // The waiting acquire of `name` for up to `wait`: try_fn(bound, &refused) tries once with the
 // line bound (lease_table.hpp) and returns the grant, or nothing with the refusing holder's
 // row in *refused when known; holder_fn() reads the holder when the refusal did not say
@@ -931,8 +949,10 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
            const bool* ticket_gone = nullptr) {
   const auto started = clock_type::now();
   const auto deadline = started + wait;
-  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(), c.release_notices);
+  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(),
+                           c.release_notices || c.wake);
   auto& board = detail::release_board::get();
+  detail::wake_file* const wake = c.wake.get();
   c.drop_stale_tickets();  // never queue behind a ticket of our own
   ticket place(c, consumes_ticket, grant);
   // Release notices while this waiter tries (first in line, or without a ticket); a waiter
@@ -946,6 +966,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
   };
   for (int attempt = 0;; ++attempt) {
     const auto seen = board.generation(name);  // read before looking: a release after this wakes us
+    const auto wake_seen = wake ? wake->generation(name) : 0;  // likewise, releases of other processes
     const auto heard_from = ears.mark();
     std::optional<lock_info> h;
     const bool tries = ahead == 0;
@@ -1011,7 +1032,31 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
       const auto sleep = pacer.next(h ? std::optional<milliseconds>(h->expires_in) : std::nullopt, now);
       const auto until = std::min(deadline, clock_type::now() + sleep);
       if (!ears.ready(heard_from, until)) continue;  // listening began after this look: look again
-      board.wait(name, seen, until);
+      if (!wake) {
+        board.wait(name, seen, until);
+      } else if (wake_released(c, *wake, name, wake_seen, until, place.held() ? place.number() : 0)) {
+        first_known = true;
+      }
+    } else if (ahead == 1 && wake) {
+      // Next in line: the release that ends the current hold makes us first (or hands us the
+      // name, when the holder took it from the line before we joined), so sleep until one.
+      const auto sleep = pacer.behind(ahead, now);
+      if (wake_released(c, *wake, name, wake_seen, std::min(deadline, clock_type::now() + sleep), place.number())) {
+        ahead = 0;
+        first_known = true;
+      }
+    } else if (wake && grant) {
+      // Further back in a lease lock's line, on a database with a wake file: a release makes
+      // one grant, so sleep until all but one of the grants before ours are made (then next
+      // in line: the branch above), or four times what the pacer says for that place (at
+      // most max_backoff, if longer), should fewer releases come (a waiter ahead gave up) or
+      // one not post (a session with listen off). Each read of our place costs a statement.
+      ears.drop();
+      const auto sleep = pacer.behind(ahead, now);
+      const auto bound =
+          std::max<clock_type::duration>(sleep, std::min<clock_type::duration>(4 * sleep, c.opts.max_backoff));
+      (void)wake->wait(name, wake_seen, std::min(deadline, clock_type::now() + bound),
+                       static_cast<std::uint32_t>(std::min<std::int64_t>(ahead - 1, 1 << 20)));
     } else {
       // `ahead` grants must come before ours: sleep as the pacer says for that place, or
       // until as many releases are seen here (releases heard for other waiters).

@@ -31,8 +31,11 @@ class table_wait_line final : public wait_line_ops {
   // 8.0); lock_line_ticket.sql reads the ticket back on the same connection.
   // async_join: lock_line_join_async.sql outside a caller's transaction (PostgreSQL: a ticket
   // commits without waiting for its flush).
-  table_wait_line(bool separate_ticket_read, bool async_join)
-      : separate_ticket_read_(separate_ticket_read), async_join_(async_join) {}
+  // pragma_join: on SQLite, lock_line_join.sql outside a caller's transaction runs between
+  // lock_line_join_unflushed.sql and lock_line_join_flushed.sql (a ticket commits without an
+  // fsync).
+  table_wait_line(bool separate_ticket_read, bool async_join, bool pragma_join = false)
+      : separate_ticket_read_(separate_ticket_read), async_join_(async_join), pragma_join_(pragma_join) {}
 
   std::int64_t join(backend& b, const std::string& name, const std::string& owner, std::int64_t ttl_ms,
                     const line_grant* grant) const override {
@@ -40,6 +43,7 @@ class table_wait_line final : public wait_line_ops {
       const std::vector<value> params =
           grant ? std::vector<value>{name, owner, ttl_ms, grant->row_ttl_ms, grant->holder, grant->delay_ms}
                 : std::vector<value>{name, owner, ttl_ms, std::int64_t{0}, std::string(), std::int64_t{0}};
+      if (pragma_join_ && !b.raw().in_transaction()) return unflushed_join(b, params);
       auto j = async_join_ ? b.exec_unless_in_transaction("lock_line_join_async", "lock_line_join", params)
                            : b.exec("lock_line_join", params);
       return separate_ticket_read_ ? b.exec("lock_line_ticket") : j;
@@ -59,8 +63,32 @@ class table_wait_line final : public wait_line_ops {
   }
 
  private:
+  // The connection is set back to durable commits whatever the insert did; a setback that
+  // fails is tried again before the error goes up (a PRAGMA takes no lock: it fails only
+  // when SQLite is out of memory).
+  static result unflushed_join(backend& b, const std::vector<value>& params) {
+    auto flushed = [&] {
+      try {
+        (void)b.exec("lock_line_join_flushed");
+      } catch (const std::exception&) {
+        (void)b.exec("lock_line_join_flushed");
+      }
+    };
+    (void)b.exec("lock_line_join_unflushed");
+    result r;
+    try {
+      r = b.exec("lock_line_join", params);
+    } catch (...) {
+      flushed();
+      throw;
+    }
+    flushed();
+    return r;
+  }
+
   bool separate_ticket_read_;
   bool async_join_;
+  bool pragma_join_;
 };
 
 }  // namespace
@@ -69,6 +97,8 @@ const wait_line_ops& wait_line_for(dialect d) noexcept {
   static const table_wait_line returning{false, false};
   static const table_wait_line read_apart{true, false};
   static const table_wait_line unflushed{false, true};
+  static const table_wait_line pragma_unflushed{false, false, true};
+  if (d == dialect::sqlite) return pragma_unflushed;
   return d == dialect::mysql8 ? read_apart : d == dialect::postgresql ? unflushed : returning;
 }
 

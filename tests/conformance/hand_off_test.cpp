@@ -5,9 +5,13 @@
 // back; only a lease lock's waiter is handed anything; where releases are notified
 // (PostgreSQL through libpqxx) the head holds the lock from the release's notice, without a
 // read, and a head in the releasing process holds it from the release's answer on every
-// database. The statements are driven one by one first (every outcome, no timing), then through
+// database; on SQLite a head in another process is woken through the wake file beside the
+// database and holds the lock from its record. The statements are driven one by one first (every outcome, no timing), then through
 // sessions.
+#include <poll.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <vector>
@@ -18,6 +22,7 @@
 #include "core/internal.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/release_board.hpp"
+#include "core/wake_file.hpp"
 #include "dblock/lock.hpp"
 #include "dblock/metrics.hpp"
 
@@ -66,6 +71,67 @@ class HandOffConformance : public conformance {
       }
     });
   }
+  // What a waiter in another process saw (fork_waiter).
+  struct child_report {
+    std::int64_t fence = 0;
+    std::int64_t taken_without_read = 0;  // its lock_handoff_notices counter rose by this
+    std::int64_t granted_ns = 0;          // steady_clock (CLOCK_MONOTONIC, shared by processes)
+  };
+  // A child process that, once told through the returned pipe's write end, waits up to 60 s
+  // for `name` in a session that polls every 8 s, and writes a child_report to *report_fd.
+  // Forked before this process starts a thread of its own.
+  pid_t fork_waiter(const std::string& name, int* go_fd, int* report_fd) {
+    int go[2], rep[2];
+    if (::pipe(go) != 0 || ::pipe(rep) != 0) return -1;
+    const std::string u = url();
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::close(go[1]);
+      ::close(rep[0]);
+      char start = 0;
+      if (::read(go[0], &start, 1) != 1) ::_exit(3);
+      try {
+        auto wdb = dblock::open(u);
+        auto o = quick(30'000ms);
+        o.detect_crashes = false;
+        o.min_backoff = o.max_backoff = 8000ms;
+        session w(wdb, o);
+        const auto before = metrics()[counter::lock_handoff_notices];
+        auto l = w.acquire(name, 60s);
+        child_report r{l.fence(), static_cast<std::int64_t>(metrics()[counter::lock_handoff_notices] - before),
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count()};
+        (void)!::write(rep[1], &r, sizeof r);
+        l.release();
+        ::_exit(0);
+      } catch (...) {
+        ::_exit(2);
+      }
+    }
+    ::close(go[0]);
+    ::close(rep[1]);
+    *go_fd = go[1];
+    *report_fd = rep[0];
+    return child;
+  }
+  // The child's report, read within 30 s, and its exit status.
+  static std::optional<child_report> report_of(pid_t child, int report_fd) {
+    std::optional<child_report> out;
+    pollfd p{report_fd, POLLIN, 0};
+    child_report r;
+    if (::poll(&p, 1, 30'000) == 1 && ::read(report_fd, &r, sizeof r) == static_cast<ssize_t>(sizeof r)) out = r;
+    ::close(report_fd);
+    if (!out) ::kill(child, SIGKILL);
+    int status = 0;
+    (void)::waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out.reset();
+    return out;
+  }
+  static std::chrono::steady_clock::duration since_ns(std::chrono::steady_clock::time_point from, std::int64_t ns) {
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns)) - from;
+  }
+
   // A lease of `name` held by raw owner `who` through the table (no session).
   lock_info raw_hold(detail::backend& b, const std::string& name, const std::string& who) {
     const auto g = detail::lease_table_for(kind()).acquire(b, request(name, who));
@@ -589,6 +655,73 @@ TEST_P(HandOffConformance, AWaiterWaitsForAReleaseOnItsWayInItsProcessInsteadOfT
   EXPECT_EQ(metrics()[counter::lock_handoff_notices], notices_before + 1) << "the grant was read, not taken from the answer";
   lw->release();
   EXPECT_EQ(rows_of(db_r, name), 0);
+}
+
+// On SQLite a release wakes a waiter in another process through the wake file beside the
+// database, and a hand-off's record there lets the head hold the lock without reading it: the
+// waiter polls every 8 s (and its holder's lease runs 10 s), so a grant within 3 s came from
+// the wake-up, and its counter of grants taken without a read rises by one.
+TEST_P(HandOffConformance, OnSQLiteAHeadInAnotherProcessHoldsFromTheWakeFileRecord) {
+  if (kind() != dialect::sqlite) GTEST_SKIP() << "the wake file is SQLite's (PostgreSQL notifies)";
+  const auto name = unique_name("wake-handoff");
+  int go = -1, rep = -1;
+  const pid_t child = fork_waiter(name, &go, &rep);
+  ASSERT_GT(child, 0);
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto& table = detail::lease_table_for(kind());
+  const auto h = owner('h');
+  const auto held = raw_hold(b, name, h);
+  const char start = 1;
+  ASSERT_EQ(::write(go, &start, 1), 1);
+  ::close(go);
+  ASSERT_TRUE(wait_in_line(db, name, 1));
+  std::this_thread::sleep_for(300ms);  // the child's head try is refused; it sleeps
+  auto wake = detail::wake_file::for_database(b.raw().database_file());
+  ASSERT_TRUE(wake) << "no wake file beside the database";
+  detail::handed_grant grant;
+  const auto released = std::chrono::steady_clock::now();
+  ASSERT_EQ(table.release(b, name, h, held.fence, true, false, true, &grant), release_outcome::handed);
+  wake->post(name, grant.owner, grant.ticket, grant.fence);  // what lease::release does after its commit
+  const auto r = report_of(child, rep);
+  ASSERT_TRUE(r) << "the waiting process failed or was not granted";
+  EXPECT_EQ(r->fence, grant.fence) << "the lease holds the fence the release granted";
+  EXPECT_GT(grant.fence, held.fence);
+  EXPECT_EQ(r->taken_without_read, 1) << "the grant was read, not taken from the wake file's record";
+  EXPECT_LT(since_ns(released, r->granted_ns), 3s) << "the waiter was not woken by the release";
+  EXPECT_EQ(in_line(db, name), 0);
+  EXPECT_EQ(rows_of(db, name), 0) << "the child released its lease";
+}
+
+// A plain release by a session (its lease was not granted through the line: nothing handed)
+// wakes the waiting process too, which then takes the free name with its own try.
+TEST_P(HandOffConformance, OnSQLiteASessionsReleaseWakesAWaiterInAnotherProcess) {
+  if (kind() != dialect::sqlite) GTEST_SKIP() << "the wake file is SQLite's (PostgreSQL notifies)";
+  const auto name = unique_name("wake-release");
+  int go = -1, rep = -1;
+  const pid_t child = fork_waiter(name, &go, &rep);
+  ASSERT_GT(child, 0);
+  auto db = open();
+  auto hdb = open();
+  auto o = quick(10'000ms);
+  o.detect_crashes = false;
+  session holder(hdb, o);
+  auto l = holder.try_acquire(name);
+  ASSERT_TRUE(l);
+  const auto held_fence = l->fence();
+  const char start = 1;
+  ASSERT_EQ(::write(go, &start, 1), 1);
+  ::close(go);
+  ASSERT_TRUE(wait_in_line(db, name, 1));
+  std::this_thread::sleep_for(300ms);
+  const auto released = std::chrono::steady_clock::now();
+  l->release();
+  const auto r = report_of(child, rep);
+  ASSERT_TRUE(r) << "the waiting process failed or was not granted";
+  EXPECT_GT(r->fence, held_fence);
+  EXPECT_EQ(r->taken_without_read, 0) << "nothing was handed: the waiter's own try took the name";
+  EXPECT_LT(since_ns(released, r->granted_ns), 3s) << "the waiter was not woken by the release";
+  EXPECT_EQ(rows_of(db, name), 0);
 }
 
 DBLOCK_CONFORMANCE_SUITE(HandOffConformance);

@@ -311,6 +311,12 @@ class soci_driver final : public driver {
   }
   bool in_transaction() const noexcept override { return in_tx_ || external_tx_; }
 
+  std::string database_file() const override {
+    if (kind_ != dialect::sqlite) return {};
+    const char* f = sqlite3_db_filename(sqlite_conn(), "main");
+    return f ? f : "";
+  }
+
   void set_busy_timeout(std::chrono::milliseconds wait) override {
     if (kind_ != dialect::sqlite) return;
     busy_wait_ = wait;
