@@ -75,8 +75,8 @@ struct session_options {
   int renew_divisor = 3;
   // Wake waiters on release by NOTIFY (PostgreSQL with libpqxx, not through a transaction
   // pooler), received by the process's background connection; on a SQLite database file,
-  // through the shared-memory file `<database>-dblock-wake` beside it (docs/locks.md,
-  // "Waiting"); waiters poll otherwise. Default: true.
+  // through the shared-memory file `<database>-dblock-wake` beside it, where every session
+  // posts its releases (docs/locks.md, "Waiting"); waiters poll otherwise. Default: true.
   bool listen = true;
   // Backoff bounds of a waiting acquire() (jittered, change-aware; docs/locks.md,
   // "Waiting"). Default: 2 ms, 250 ms.

@@ -87,6 +87,9 @@ class driver {
   // SQLite only: the absolute path of the main database file; empty for an in-memory or
   // temporary database, and on other drivers.
   [[nodiscard]] virtual std::string database_file() const { return {}; }
+  // SQLite only: the main database is in WAL mode (connect.sql asks for it; a file system
+  // without shared memory keeps the rollback journal). False on other drivers.
+  [[nodiscard]] virtual bool write_ahead_log() { return false; }
 
   // SQLite only: how long a statement waits for the database's write lock before
   // failing with SQLITE_BUSY (lock_not_available). Others ignore it.
@@ -143,6 +146,13 @@ class backend {
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] std::uint64_t round_trips() const noexcept;
   [[nodiscard]] bool can_reopen() const noexcept { return static_cast<bool>(reopen_); }
+  // A connection this backend opened is left in a state dblock cannot trust (a connection
+  // setting it could not set back): the next statement replaces it (no effect on an attached
+  // connection, which is never replaced).
+  void discard_connection() noexcept {
+    std::lock_guard lock(mu_);
+    broken_ = true;
+  }
   // A new backend on a fresh connection to the same database (throws if attached).
   [[nodiscard]] std::shared_ptr<backend> reopen() const;
   // The same with other timeouts (the watchdog's connection: a renewal must not wait

@@ -135,10 +135,9 @@ session::session(database db, session_options opts) : core_(std::make_shared<ses
   }
   if (c.opts.detect_crashes && detail::crash_fast_path_allowed(*c.db, c.db->multi_primary()))
     c.live_ops = &detail::liveness_for(c.db->kind());
-  // SQLite: releases in other processes on the same file wake this session's waiters through
-  // the wake file beside it, when there is one (lib/core/wake_file.hpp).
-  if (c.opts.listen && c.db->kind() == dialect::sqlite)
-    c.wake = detail::wake_file::for_database(c.db->raw().database_file());
+  // SQLite: the wake file beside the database file, when there is one (lib/core/wake_file.hpp).
+  // Every session posts its releases there; with `listen` its waiters sleep on it.
+  if (c.db->kind() == dialect::sqlite) c.wake = detail::wake_file::for_database(c.db->raw().database_file());
   try {
     c.keeper = std::thread([core = core_.get()] { core->keeper_loop(); });
   } catch (...) {

@@ -81,7 +81,8 @@ struct session_core final : link::job {
   bool renewals_cuttable = false;  // its connection is dblock's own: the deadline thread may cut it
   std::shared_ptr<link> notices;   // LISTEN for releases, when possible (may be `renewals`)
   bool release_notices = false;    // releases of other processes wake waiters (NOTIFY)
-  // SQLite: releases of other processes on the same database file wake waiters through it.
+  // SQLite: the wake file of the database file (every release posts there; with opts.listen
+  // waiters sleep on it, woken by releases of other processes too).
   std::shared_ptr<detail::wake_file> wake;
 
   // Crash detection (lib/core/liveness.hpp). Holder side: this session's marker, when it
@@ -836,7 +837,11 @@ class ticket {
   ticket& operator=(const ticket&) = delete;
   ~ticket() {
     if (!held_) return;
-    if (!leave() && grant_) give_back();
+    if (leave()) {
+      if (c_.wake) c_.wake->post(name_, {}, 0, 0);  // waiters behind move up (SQLite)
+    } else if (grant_) {
+      give_back();
+    }
     forget();
   }
 
@@ -923,12 +928,13 @@ class ticket {
 };
 
 // A waiter of `name` on a database with a wake file (SQLite) sleeps until a release of the
-// name's slot, or `until`. True when the release's record handed the name to `ticket` of this
-// session (0: no ticket): that grant goes on the release board, where the next try takes it
-// without a statement (session_core::adopt_handed).
+// name's slot wakes it (wake_file::wait: a hand-off to its ticket, or a plain release), or
+// `until`. True when the release's record handed the name to `ticket` of this session (0: no
+// ticket): that grant goes on the release board, where the next try takes it without a
+// statement (session_core::adopt_handed).
 inline bool wake_released(session_core& c, wake_file& wake, const std::string& name, std::uint32_t seen,
                           clock_type::time_point until, std::int64_t ticket) {
-  if (!wake.wait(name, seen, until) || ticket == 0) return false;
+  if (!wake.wait(name, seen, until, ticket) || ticket == 0) return false;
   const auto fence = wake.handed(name, c.owner, ticket);
   if (!fence) return false;
   release_board::get().notice({name, c.owner, ticket, *fence});
@@ -949,10 +955,10 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
            const bool* ticket_gone = nullptr) {
   const auto started = clock_type::now();
   const auto deadline = started + wait;
+  detail::wake_file* const wake = c.opts.listen ? c.wake.get() : nullptr;  // sleep on it (SQLite)
   detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(),
-                           c.release_notices || c.wake);
+                           c.release_notices || wake);
   auto& board = detail::release_board::get();
-  detail::wake_file* const wake = c.wake.get();
   c.drop_stale_tickets();  // never queue behind a ticket of our own
   ticket place(c, consumes_ticket, grant);
   // Release notices while this waiter tries (first in line, or without a ticket); a waiter
@@ -1037,26 +1043,20 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
       } else if (wake_released(c, *wake, name, wake_seen, until, place.held() ? place.number() : 0)) {
         first_known = true;
       }
-    } else if (ahead == 1 && wake) {
-      // Next in line: the release that ends the current hold makes us first (or hands us the
-      // name, when the holder took it from the line before we joined), so sleep until one.
-      const auto sleep = pacer.behind(ahead, now);
-      if (wake_released(c, *wake, name, wake_seen, std::min(deadline, clock_type::now() + sleep), place.number())) {
-        ahead = 0;
-        first_known = true;
-      }
-    } else if (wake && grant) {
-      // Further back in a lease lock's line, on a database with a wake file: a release makes
-      // one grant, so sleep until all but one of the grants before ours are made (then next
-      // in line: the branch above), or four times what the pacer says for that place (at
-      // most max_backoff, if longer), should fewer releases come (a waiter ahead gave up) or
-      // one not post (a session with listen off). Each read of our place costs a statement.
+    } else if (wake && (ahead == 1 || grant)) {
+      // Behind the first, on a database with a wake file: a release that hands the name to
+      // our ticket wakes us (and its record makes us the holder), one that hands nothing
+      // wakes every waiter; a hand-off to another ticket does not. So sleep until then, or
+      // four times what the pacer says for this place (at most max_backoff, if longer), to
+      // read our place should a release not post (a session with listen off).
       ears.drop();
       const auto sleep = pacer.behind(ahead, now);
       const auto bound =
           std::max<clock_type::duration>(sleep, std::min<clock_type::duration>(4 * sleep, c.opts.max_backoff));
-      (void)wake->wait(name, wake_seen, std::min(deadline, clock_type::now() + bound),
-                       static_cast<std::uint32_t>(std::min<std::int64_t>(ahead - 1, 1 << 20)));
+      if (wake_released(c, *wake, name, wake_seen, std::min(deadline, clock_type::now() + bound), place.number())) {
+        ahead = 0;
+        first_known = true;
+      }
     } else {
       // `ahead` grants must come before ours: sleep as the pacer says for that place, or
       // until as many releases are seen here (releases heard for other waiters).

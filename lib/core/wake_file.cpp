@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -74,14 +73,13 @@ long futex(std::uint32_t* word, int op, std::uint32_t val, const timespec* timeo
   return syscall(SYS_futex, word, op, val, timeout, nullptr, mask);
 }
 
-// Which sleepers a post() wakes: a sleeper for the next release of its slot (first or next in
-// a line) has bit 31; one for the generation G, `releases` away, has bit G % 31, so that a
-// waiter far back in a line sleeps through the releases before its turn nears instead of
-// being woken by each (every wake-up of another process costs the releasing one time).
-constexpr std::uint32_t any_release = 1u << 31;
-std::uint32_t wake_mask(std::uint32_t generation) noexcept { return any_release | (1u << (generation % 31)); }
-std::uint32_t sleep_mask(std::uint32_t seen, std::uint32_t releases) noexcept {
-  return releases <= 1 ? any_release : 1u << ((seen + releases) % 31);
+// Which sleepers a post() wakes (FUTEX_WAKE_BITSET): a hand-off to ticket T wakes the
+// sleepers of bit T % 31 (the waiter it handed the name, and any whose ticket shares the bit:
+// they look and sleep again); a post that hands nothing wakes every sleeper. A sleeper without
+// a ticket has bit 31 only.
+constexpr std::uint32_t no_ticket = 1u << 31;
+std::uint32_t ticket_bit(std::int64_t ticket) noexcept {
+  return ticket > 0 ? 1u << static_cast<unsigned>(ticket % 31) : no_ticket;
 }
 
 }  // namespace
@@ -96,12 +94,24 @@ std::shared_ptr<wake_file> wake_file::for_database(const std::string& database) 
     struct stat db {};
     if (::stat(database.c_str(), &db) != 0) return nullptr;
     const std::string path = database + "-dblock-wake";
-    // The database's permission bits, as SQLite gives its -wal and -shm files: whoever may
-    // write the database may wake its waiters.
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, db.st_mode & 0666);
+    // Created with the database's permission bits and owner, as SQLite gives its -wal and
+    // -shm files (umask aside): whoever may write the database may wake its waiters. Never a
+    // FIFO or device: O_NONBLOCK opens one without waiting, and it is refused below.
+    const int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+    int fd = ::open(path.c_str(), flags | O_CREAT | O_EXCL, db.st_mode & 0666);
+    if (fd >= 0) {
+      (void)::fchmod(fd, db.st_mode & 0666);
+      if (::geteuid() == 0) (void)!::fchown(fd, db.st_uid, db.st_gid);
+    } else if (errno == EEXIST) {
+      fd = ::open(path.c_str(), flags);
+    }
     if (fd < 0) return nullptr;
     struct stat st {};
     bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    // Another file of that name (not zeroes, not this format) is left as it is.
+    header h0{};
+    if (ok && ::pread(fd, &h0, sizeof h0, 0) == static_cast<ssize_t>(sizeof h0))
+      ok = (h0.magic == 0 || h0.magic == magic) && (h0.slots == 0 || h0.slots == slots);
     // Only grows: processes that open it at once agree on the size, and zeroes are a valid state.
     if (ok && static_cast<std::size_t>(st.st_size) < file_size) ok = ::ftruncate(fd, file_size) == 0;
     void* map = ok ? ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
@@ -172,22 +182,23 @@ void wake_file::post(std::string_view name, std::string_view owner, std::int64_t
       q = seq.load(std::memory_order_relaxed);
     }
   }
-  const std::uint32_t now_gen = shared(s.generation).fetch_add(1) + 1;  // seq_cst: before the sleepers read
+  shared(s.generation).fetch_add(1);  // seq_cst: before the sleepers read
   if (shared(s.sleepers).load() > 0)
-    (void)futex(&s.generation, FUTEX_WAKE_BITSET, INT_MAX, nullptr, wake_mask(now_gen));
+    (void)futex(&s.generation, FUTEX_WAKE_BITSET, INT_MAX, nullptr,
+                owner.empty() ? FUTEX_BITSET_MATCH_ANY : ticket_bit(ticket));
 }
 
 bool wake_file::wait(std::string_view name, std::uint32_t seen, clock::time_point until,
-                     std::uint32_t releases) const noexcept {
+                     std::int64_t ticket) const noexcept {
   auto& s = at(name);
   auto gen = shared(s.generation);
-  releases = std::max<std::uint32_t>(1, releases);
-  const auto mask = sleep_mask(seen, releases);
+  const auto mask = ticket_bit(ticket);
   shared(s.sleepers).fetch_add(1);  // seq_cst: before the generation is read (post() reads it after its bump)
   bool changed = false;
   for (;;) {
+    // Woken, or the word moved before the sleep began (then by any post: look again).
     const std::uint32_t now_gen = gen.load();
-    if (static_cast<std::uint32_t>(now_gen - seen) >= releases) {  // modulo 2^32: wraps
+    if (now_gen != seen) {
       changed = true;
       break;
     }
@@ -199,8 +210,8 @@ bool wake_file::wait(std::string_view name, std::uint32_t seen, clock::time_poin
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count() + t.tv_nsec;
     t.tv_sec += static_cast<time_t>(ns / 1'000'000'000);
     t.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-    // Returns at once when the word is no longer `now_gen`; EINTR and spurious wake-ups loop.
-    (void)futex(&s.generation, FUTEX_WAIT_BITSET, now_gen, &t, mask);
+    // Returns at once when the word is no longer `seen`; EINTR and spurious wake-ups loop.
+    (void)futex(&s.generation, FUTEX_WAIT_BITSET, seen, &t, mask);
   }
   shared(s.sleepers).fetch_sub(1);
   return changed;

@@ -1,7 +1,7 @@
 // lib/core/wake_file.hpp — wake-ups between processes that share one SQLite database file.
 // SQLite has no NOTIFY, so without this a waiting acquire learns of a release in another
 // process only by trying again. Beside the database, `<database>-dblock-wake` (128 KiB,
-// created on first use with the database file's permission bits) holds one slot per hash of
+// created on first use with the database file's permission bits and owner) holds one slot per hash of
 // a lock name: a generation that every release of a name in the slot bumps, and the last
 // hand-off made there (name hash, owner token, ticket, fence). A waiter sleeps on its slot's
 // generation (a futex on the shared mapping) and, when woken by a release that handed the
@@ -13,11 +13,15 @@
 // taken; a waiter whose wake-up is lost wakes at its pacer's bound and tries. A ticket number
 // is never reused (AUTOINCREMENT) and an owner token is a secret random string, so a record
 // naming the waiter's own owner and ticket was written by the release that handed it the
-// grant, after that release's commit. Used by lib/core/lock.cpp and session_core.hpp.
-// Internal.
+// grant, after that release's commit. A process killed while writing a record leaves its slot
+// without records (those waiters read their grants), one killed while asleep leaves its
+// slot's sleeper count high (each post then makes a futex call): speed only. The file must
+// not be truncated while in use (a mapping process would fault on it). Used by
+// lib/core/lock.cpp, holders.cpp and session_core.hpp. Internal.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -46,10 +50,12 @@ class wake_file {
   // `owner` with fence `fence` (owner empty: none), then bumps the slot and wakes its
   // sleepers.
   void post(std::string_view name, std::string_view owner, std::int64_t ticket, std::int64_t fence) noexcept;
-  // Sleeps until the slot's generation is `releases` or more past `seen` (each post() adds
-  // one), or `until`. True when it is.
+  // Sleeps until the slot's generation differs from `seen`, or `until`; true when it does. A
+  // sleeper with wait-line ticket `ticket` (0: none) is woken by a post that hands the name
+  // to that ticket or hands nothing (a plain release), not by hand-offs to other tickets: a
+  // hand-off wakes the one waiter it made the holder, not the whole line.
   bool wait(std::string_view name, std::uint32_t seen, clock::time_point until,
-            std::uint32_t releases = 1) const noexcept;
+            std::int64_t ticket = 0) const noexcept;
   // The fence of the hand-off the slot's record says a release made to ticket `ticket` of
   // `owner` for `name`, if it says so.
   [[nodiscard]] std::optional<std::int64_t> handed(std::string_view name, std::string_view owner,

@@ -43,7 +43,10 @@ class table_wait_line final : public wait_line_ops {
       const std::vector<value> params =
           grant ? std::vector<value>{name, owner, ttl_ms, grant->row_ttl_ms, grant->holder, grant->delay_ms}
                 : std::vector<value>{name, owner, ttl_ms, std::int64_t{0}, std::string(), std::int64_t{0}};
-      if (pragma_join_ && !b.raw().in_transaction()) return unflushed_join(b, params);
+      // Only on a connection dblock opened (connect.sql set FULL: an attached one keeps its
+      // owner's setting) in WAL mode (the prefix rule below needs it), outside a transaction.
+      if (pragma_join_ && b.can_reopen() && !b.raw().in_transaction() && b.raw().write_ahead_log())
+        return unflushed_join(b, params);
       auto j = async_join_ ? b.exec_unless_in_transaction("lock_line_join_async", "lock_line_join", params)
                            : b.exec("lock_line_join", params);
       return separate_ticket_read_ ? b.exec("lock_line_ticket") : j;
@@ -63,15 +66,23 @@ class table_wait_line final : public wait_line_ops {
   }
 
  private:
-  // The connection is set back to durable commits whatever the insert did; a setback that
-  // fails is tried again before the error goes up (a PRAGMA takes no lock: it fails only
-  // when SQLite is out of memory).
+  // Runs under the connection's mutex (join's exclusive()): no other statement of the
+  // connection commits in between. The connection is set back to durable commits whatever
+  // the insert did; a setback that fails (a PRAGMA takes no lock: only when SQLite is out of
+  // memory) is tried again, and then the connection is discarded, so that no later commit
+  // of it skips its fsync.
   static result unflushed_join(backend& b, const std::vector<value>& params) {
     auto flushed = [&] {
-      try {
-        (void)b.exec("lock_line_join_flushed");
-      } catch (const std::exception&) {
-        (void)b.exec("lock_line_join_flushed");
+      for (int i = 0;; ++i) {
+        try {
+          (void)b.exec("lock_line_join_flushed");
+          return;
+        } catch (const std::exception&) {
+          if (i == 1) {
+            b.discard_connection();
+            throw;
+          }
+        }
       }
     };
     (void)b.exec("lock_line_join_unflushed");

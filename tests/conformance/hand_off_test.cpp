@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <vector>
 #include <optional>
 #include <thread>
@@ -659,8 +660,10 @@ TEST_P(HandOffConformance, AWaiterWaitsForAReleaseOnItsWayInItsProcessInsteadOfT
 
 // On SQLite a release wakes a waiter in another process through the wake file beside the
 // database, and a hand-off's record there lets the head hold the lock without reading it: the
-// waiter polls every 8 s (and its holder's lease runs 10 s), so a grant within 3 s came from
-// the wake-up, and its counter of grants taken without a read rises by one.
+// waiting process polls every 8 s, so a grant within 3 s came from the wake-up, and its
+// counter of grants taken without a read rises by one. The releasing lease was itself handed
+// the lock through the line (by a raw release whose record this test posts), so its release
+// hands the name on and posts as every release does.
 TEST_P(HandOffConformance, OnSQLiteAHeadInAnotherProcessHoldsFromTheWakeFileRecord) {
   if (kind() != dialect::sqlite) GTEST_SKIP() << "the wake file is SQLite's (PostgreSQL notifies)";
   const auto name = unique_name("wake-handoff");
@@ -668,29 +671,62 @@ TEST_P(HandOffConformance, OnSQLiteAHeadInAnotherProcessHoldsFromTheWakeFileReco
   const pid_t child = fork_waiter(name, &go, &rep);
   ASSERT_GT(child, 0);
   auto db = open();
+  auto adb = open();
   auto& b = *detail::backend_of(db);
   const auto& table = detail::lease_table_for(kind());
-  const auto h = owner('h');
-  const auto held = raw_hold(b, name, h);
+  const auto r = owner('r');
+  const auto held = raw_hold(b, name, r);
+  auto wake = detail::wake_file::for_database(b.raw().database_file());
+  ASSERT_TRUE(wake) << "no wake file beside the database";
+
+  auto o = quick(30'000ms);
+  o.detect_crashes = false;
+  o.min_backoff = o.max_backoff = 8000ms;
+  session a(adb, o);
+  std::optional<lease> la;
+  const auto before = metrics()[counter::lock_handoff_notices];
+  {
+    auto ta = acquire_on_thread(a, name, la);
+    ASSERT_TRUE(wait_in_line(db, name, 1));
+    std::this_thread::sleep_for(300ms);  // a's head try is refused; it sleeps
+    detail::handed_grant g;
+    ASSERT_EQ(table.release(b, name, r, held.fence, true, false, true, &g), release_outcome::handed);
+    wake->post(name, g.owner, g.ticket, g.fence);  // what a session's release does after its commit
+  }
+  ASSERT_TRUE(la && la->is_held());
+  EXPECT_GT(la->fence(), held.fence);
+  EXPECT_EQ(metrics()[counter::lock_handoff_notices], before + 1) << "a read its grant instead of the record";
+
   const char start = 1;
   ASSERT_EQ(::write(go, &start, 1), 1);
   ::close(go);
   ASSERT_TRUE(wait_in_line(db, name, 1));
   std::this_thread::sleep_for(300ms);  // the child's head try is refused; it sleeps
-  auto wake = detail::wake_file::for_database(b.raw().database_file());
-  ASSERT_TRUE(wake) << "no wake file beside the database";
-  detail::handed_grant grant;
+  const auto a_fence = la->fence();
   const auto released = std::chrono::steady_clock::now();
-  ASSERT_EQ(table.release(b, name, h, held.fence, true, false, true, &grant), release_outcome::handed);
-  wake->post(name, grant.owner, grant.ticket, grant.fence);  // what lease::release does after its commit
-  const auto r = report_of(child, rep);
-  ASSERT_TRUE(r) << "the waiting process failed or was not granted";
-  EXPECT_EQ(r->fence, grant.fence) << "the lease holds the fence the release granted";
-  EXPECT_GT(grant.fence, held.fence);
-  EXPECT_EQ(r->taken_without_read, 1) << "the grant was read, not taken from the wake file's record";
-  EXPECT_LT(since_ns(released, r->granted_ns), 3s) << "the waiter was not woken by the release";
+  la->release();  // hands the name to the child's ticket and posts the record
+  const auto rep_child = report_of(child, rep);
+  ASSERT_TRUE(rep_child) << "the waiting process failed or was not granted";
+  EXPECT_GT(rep_child->fence, a_fence);
+  EXPECT_EQ(rep_child->taken_without_read, 1) << "the grant was read, not taken from the wake file's record";
+  EXPECT_LT(since_ns(released, rep_child->granted_ns), 3s) << "the waiter was not woken by the release";
   EXPECT_EQ(in_line(db, name), 0);
   EXPECT_EQ(rows_of(db, name), 0) << "the child released its lease";
+}
+
+// A ticket's insert commits without an fsync on SQLite, and the connection is set back to
+// durable commits right after it: PRAGMA synchronous reads FULL (2) again.
+TEST_P(HandOffConformance, OnSQLiteATicketJoinLeavesTheConnectionDurable) {
+  if (kind() != dialect::sqlite) GTEST_SKIP() << "PRAGMA synchronous is SQLite's";
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  const auto name = unique_name("join-durable");
+  const auto& line = detail::wait_line_for(kind());
+  const auto t = line.join(b, name, owner('w'), 10'000, nullptr);
+  EXPECT_GT(t, 0);
+  EXPECT_EQ(in_line(db, name), 1);
+  EXPECT_EQ(query_int(db, "PRAGMA synchronous", {}), 2);
+  EXPECT_TRUE(line.leave(b, t, owner('w')));
 }
 
 // A plain release by a session (its lease was not granted through the line: nothing handed)

@@ -1,7 +1,7 @@
 // tests/unit/wake_file_test.cpp — lib/core/wake_file.hpp without a database: the record a
 // release leaves is taken only by the ticket and owner it names, a sleeper wakes on a post
-// from another process and not without one, a sleeper far back waits for its count of
-// posts, and a file that is not a wake file is never used.
+// from another process and not without one, a hand-off wakes only the ticket it names,
+// and a file that is not a wake file is never used.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,26 +110,50 @@ TEST_F(WakeFile, ASleeperWakesOnAPostFromAnotherProcessAndNotWithoutOne) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
 }
 
-TEST_F(WakeFile, ASleeperFarBackWaitsForItsCountOfPosts) {
+// A hand-off wakes the waiter it made the holder, not the rest of the line; a release that
+// hands nothing wakes every waiter. Ticket 5 sleeps for up to 20 s while another process
+// hands the name to ticket 6 (its bit differs) and then to ticket 5.
+TEST_F(WakeFile, AHandOffWakesOnlyTheTicketItHandedTheName) {
   auto w = wake_file::for_database(db_);
   ASSERT_TRUE(w);
-  const auto seen = w->generation("line");
+  auto seen = w->generation("line");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     auto c = wake_file::for_database(db_);
-    for (int i = 0; i < 3; ++i) {
-      std::this_thread::sleep_for(100ms);
-      c->post("line", {}, 0, 0);
-    }
+    std::this_thread::sleep_for(200ms);
+    c->post("line", "other", 6, 10);
+    (void)!::write(ready[1], "x", 1);
+    std::this_thread::sleep_for(300ms);
+    c->post("line", "mine", 5, 11);
     ::_exit(0);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_TRUE(w->wait("line", seen, t0 + 20s, 3));
-  EXPECT_EQ(w->generation("line"), seen + 3) << "woke before the third post";
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_TRUE(w->wait("line", seen, t0 + 20s, 5));
+  const auto slept = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(w->generation("line"), seen + 2) << "woken by the hand-off to ticket 6";
+  EXPECT_GE(slept, 450ms) << "woken by the hand-off to ticket 6";
+  EXPECT_LT(slept, 10s);
+  EXPECT_EQ(w->handed("line", "mine", 5), 11);
+  char x;
+  ASSERT_EQ(::read(ready[0], &x, 1), 1);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
+  // A plain release wakes a ticket's sleeper too.
+  seen = w->generation("line");
+  const pid_t second = ::fork();
+  ASSERT_GE(second, 0);
+  if (second == 0) {
+    std::this_thread::sleep_for(200ms);
+    wake_file::for_database(db_)->post("line", {}, 0, 0);
+    ::_exit(0);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(w->wait("line", seen, t1 + 20s, 7));
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, 10s);
+  ASSERT_EQ(::waitpid(second, &status, 0), second);
 }
 
 TEST_F(WakeFile, NoWakeFileForAMemoryDatabaseARelativePathOrAForeignFile) {

@@ -27,6 +27,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -317,6 +319,22 @@ class soci_driver final : public driver {
     return f ? f : "";
   }
 
+  bool write_ahead_log() override {
+    if (kind_ != dialect::sqlite) return false;
+    if (!wal_) {
+      sqlite_api::sqlite3_stmt* st = nullptr;
+      bool wal = false;
+      if (sqlite3_prepare_v2(sqlite_conn(), "PRAGMA journal_mode", -1, &st, nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+        wal = mode && std::string_view(mode) == "wal";
+      }
+      sqlite3_finalize(st);
+      wal_ = wal;  // connect.sql set it once; nothing in dblock changes it later
+    }
+    return *wal_;
+  }
+
   void set_busy_timeout(std::chrono::milliseconds wait) override {
     if (kind_ != dialect::sqlite) return;
     busy_wait_ = wait;
@@ -459,6 +477,7 @@ class soci_driver final : public driver {
   bool in_tx_ = false;
   bool external_tx_ = false;  // the caller's transaction: never begun, committed or rolled back here
   // SQLite busy handler (on_busy): the wait, when the current wait began, its backoff.
+  std::optional<bool> wal_;  // write_ahead_log(), read once
   std::chrono::milliseconds busy_wait_{30'000};
   std::chrono::steady_clock::time_point busy_since_;
   backoff busy_backoff_{{.initial = std::chrono::microseconds(100), .max = std::chrono::microseconds(2000)}};
