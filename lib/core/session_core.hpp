@@ -1048,7 +1048,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
       // our ticket wakes us (and its record makes us the holder), one that hands nothing
       // wakes every waiter; a hand-off to another ticket does not. So sleep until then, or
       // four times what the pacer says for this place (at most max_backoff, if longer), to
-      // read our place should a release not post (a session with listen off).
+      // read our place should a release not post (a process without the wake file).
       ears.drop();
       const auto sleep = pacer.behind(ahead, now);
       const auto bound =
