@@ -492,11 +492,13 @@ TEST_P(ReaperConformance, ReapsExpiredWaitLineTicketsButNotALiveWaitersOne) {
   }
   session_options so;
   so.ttl = 1500ms;  // the waiter's ticket is renewed several times during the test
+  session_options hold_opts;
+  hold_opts.ttl = 60s;  // the holder keeps the name through the test even on a starved machine
   auto hdb = dblock::open(url);
-  session holder(hdb, so);
+  session holder(hdb, hold_opts);
   auto held = holder.acquire("contested", 5s);
   std::atomic<bool> granted{false};
-  std::thread waiter([&] {
+  std::jthread waiter([&] {
     auto wdb = dblock::open(url);
     session w(wdb, so);
     auto l = w.acquire("contested", 30s);
