@@ -38,7 +38,7 @@ struct options {
   int max_backoff_ms = 0;         // hot lock: session_options::max_backoff (0 = dblock's default)
   int live_rows = 100'000;        // live rows in the "big" lock table
   int expired_rows = 200'000;     // expired rows the reaper removes per round
-  int reap_rounds = 2;
+  int reap_rounds = 3;  // odd: the median over rounds is a round, not the mean of two
   int reap_batch = 1000;             // reaper_options::batch_size (and the twin's LIMIT)
   int expired_rows_sqlite = 20'000;  // SQLite deletes far slower under a live writer
   double reap_duty = -1;             // reaper_options::duty_cycle (< 0: the library default)
