@@ -15,7 +15,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -249,7 +248,6 @@ class backend {
 enum class conflict_retries { grant, give_back, holds };
 template <typename F>
 auto retry_conflicts(backend& b, F&& f, conflict_retries schedule = conflict_retries::grant) -> decltype(f()) {
-  thread_local std::mt19937_64 seeds(std::random_device{}());
   std::optional<backoff> bo;  // made on the first conflict only: this wraps hot statements
   const bool longer = schedule != conflict_retries::grant;
   // Full jitter, 2 ms doubling: capped at 8 ms for 5 tries (at most 22 ms of sleep), at
@@ -262,8 +260,7 @@ auto retry_conflicts(backend& b, F&& f, conflict_retries schedule = conflict_ret
       if (attempt >= tries || b.raw().in_transaction()) throw;
       if (!bo)
         bo.emplace(backoff_policy{.initial = std::chrono::milliseconds(2),
-                                  .max = std::chrono::milliseconds(longer ? 32 : 8)},
-                   seeds());
+                                  .max = std::chrono::milliseconds(longer ? 32 : 8)});
       std::this_thread::sleep_for(bo->next());
     }
   }

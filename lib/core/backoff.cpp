@@ -1,6 +1,8 @@
 // lib/core/backoff.cpp — exponential backoff with jitter (backoff.hpp).
 #include "core/backoff.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -13,6 +15,16 @@ microseconds first_cap(const backoff_policy& p) {
   return std::clamp(p.initial, microseconds::zero(), std::max(p.max, microseconds::zero()));
 }
 }  // namespace
+
+std::uint64_t jitter_seed() {
+  thread_local std::mt19937_64 seeds{std::random_device{}()};
+  thread_local pid_t seeded_in = ::getpid();
+  if (const pid_t pid = ::getpid(); pid != seeded_in) {  // a fork's child: its own sequence
+    seeds.seed(std::random_device{}());
+    seeded_in = pid;
+  }
+  return seeds();
+}
 
 backoff::backoff(backoff_policy p, std::uint64_t seed) : p_(p), rng_(seed), cap_(first_cap(p)) {}
 

@@ -21,9 +21,16 @@ struct backoff_policy {
   enum class jitter { none, full, equal } spread = jitter::full;  // full: [1us, cap]; equal: [cap/2, cap]
 };
 
+// A seed for a jitter generator, drawn from a generator of the calling thread that
+// std::random_device seeds once per thread and process (a forked child draws its own
+// sequence, not a copy of its parent's). Not std::random_device per call: constructing one
+// takes about 18 us on a virtual machine (its set-up runs CPUID, which traps to the
+// hypervisor), and every wait and retry loop makes a generator.
+[[nodiscard]] std::uint64_t jitter_seed();
+
 class backoff {
  public:
-  explicit backoff(backoff_policy p, std::uint64_t seed = std::random_device{}());
+  explicit backoff(backoff_policy p, std::uint64_t seed = jitter_seed());
   // The next delay; grows the cap. A cap of zero gives zero delays.
   std::chrono::microseconds next();
   // The same with this delay's cap lowered to `limit` (at least 1 us), e.g. to wake up when

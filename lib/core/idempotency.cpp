@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <random>
 #include <thread>
 
 #include "core/backend.hpp"
@@ -307,7 +306,6 @@ begin_result idempotency_store::begin(std::string_view scope, std::string_view k
 
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + opts_.wait;
-  thread_local std::mt19937_64 seeds(std::random_device{}());
   std::optional<detail::backoff> bo;  // made on the first wait only
 
   for (;;) {
@@ -345,7 +343,7 @@ begin_result idempotency_store::begin(std::string_view scope, std::string_view k
     const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
     // Full jitter, 2 ms doubling to 250 ms; never past the deadline, and wake up right
     // after the holder's lease lapses so a takeover is not delayed.
-    if (!bo) bo.emplace(detail::backoff_policy{.initial = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(250)}, seeds());
+    if (!bo) bo.emplace(detail::backoff_policy{.initial = std::chrono::milliseconds(2), .max = std::chrono::milliseconds(250)});
     std::this_thread::sleep_for(bo->next(std::min<std::chrono::microseconds>(left, r.retry_after + std::chrono::milliseconds(1))));
   }
 }

@@ -5,7 +5,6 @@
 // refusal; the granted members become ordinary leases (exclusive, read or write). A waiting
 // set takes a crashed holder's member over early (crash detection, take_over_member).
 #include <algorithm>
-#include <random>
 #include <thread>
 
 #include "core/backend.hpp"
@@ -171,7 +170,7 @@ multi_lease acquire_all(session& s, const std::vector<lock_member>& members, mil
   auto& board = detail::release_board::get();
   const auto started = clock_type::now();
   const auto deadline = started + wait;
-  detail::wait_pacer pacer(opts.min_backoff, opts.max_backoff, started, std::random_device{}(),
+  detail::wait_pacer pacer(opts.min_backoff, opts.max_backoff, started, detail::jitter_seed(),
                            detail::hears_releases(*core));
   std::vector<std::uint64_t> seen(set.size());
   refusal last;                 // the last try's refusal

@@ -34,7 +34,7 @@ struct reaper::state {
   // lock itself, at most this long apart (reaper_ops::writer_poll); zero: the busy handler.
   std::chrono::microseconds writer_poll{0};
   std::optional<session_lock> active;  // single_active: held across passes
-  std::mt19937_64 rng{std::random_device{}()};
+  std::mt19937_64 rng{detail::jitter_seed()};
 
   explicit state(database d) : db(std::move(d)) {}
 

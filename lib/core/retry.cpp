@@ -51,8 +51,7 @@ retry_result retry_loop(const retry_policy& policy, Run run) {
 }  // namespace
 
 detail::backoff detail::retry_backoff(const retry_policy& p) {
-  thread_local std::mt19937_64 seeds{std::random_device{}()};
-  return backoff({.initial = p.initial_backoff, .max = p.max_backoff, .multiplier = p.multiplier}, seeds());
+  return backoff({.initial = p.initial_backoff, .max = p.max_backoff, .multiplier = p.multiplier});
 }
 
 std::chrono::milliseconds backoff_ceiling(const retry_policy& p, int retry) noexcept {

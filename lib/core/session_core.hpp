@@ -20,7 +20,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <random>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -956,7 +955,7 @@ T wait_for(session_core& c, const std::string& name, milliseconds wait, Try&& tr
   const auto started = clock_type::now();
   const auto deadline = started + wait;
   detail::wake_file* const wake = c.opts.listen ? c.wake.get() : nullptr;  // sleep on it (SQLite)
-  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, std::random_device{}(),
+  detail::wait_pacer pacer(c.opts.min_backoff, c.opts.max_backoff, started, detail::jitter_seed(),
                            c.release_notices || wake);
   auto& board = detail::release_board::get();
   c.drop_stale_tickets();  // never queue behind a ticket of our own

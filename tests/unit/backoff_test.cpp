@@ -1,7 +1,14 @@
 // tests/unit/backoff_test.cpp — the shared backoff unit (lib/core/backoff.hpp) without a
 // database: each jitter kind stays within its bounds, the cap grows by the multiplier up to
-// max, reset() starts over, a seed fixes the sequence, sleep_before() keeps its deadline.
+// max, reset() starts over, a seed fixes the sequence, sleep_before() keeps its deadline,
+// jitter_seed() differs between threads and between a forked child and its parent.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <set>
+#include <thread>
 
 #include "core/backoff.hpp"
 
@@ -112,6 +119,43 @@ TEST(Backoff, SameSeedSameSequence) {
   }
   EXPECT_EQ(sa, sb);
   EXPECT_NE(sa, sc);
+}
+
+TEST(Backoff, JitterSeedsDifferWithinAndAcrossThreads) {
+  std::set<std::uint64_t> seeds;
+  for (int i = 0; i < 4; ++i) seeds.insert(jitter_seed());
+  std::uint64_t other[4] = {};
+  std::thread t([&] {
+    for (auto& s : other) s = jitter_seed();
+  });
+  t.join();
+  for (auto s : other) seeds.insert(s);
+  EXPECT_EQ(seeds.size(), 8u);  // 64-bit draws: a repeat means a shared or reset sequence
+}
+
+// A child forked after its parent drew seeds must not replay the parent's next ones (two
+// processes backing off in step would collide again at every retry).
+TEST(Backoff, AForkedChildDrawsItsOwnSeeds) {
+  (void)jitter_seed();  // the parent's generator exists before the fork
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::uint64_t s[2] = {jitter_seed(), jitter_seed()};
+    const bool ok = ::write(fds[1], s, sizeof s) == static_cast<ssize_t>(sizeof s);
+    ::_exit(ok ? 0 : 1);
+  }
+  const std::uint64_t mine[2] = {jitter_seed(), jitter_seed()};
+  std::uint64_t child[2] = {};
+  EXPECT_EQ(::read(fds[0], child, sizeof child), static_cast<ssize_t>(sizeof child));
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_NE(child[0], mine[0]);
+  EXPECT_NE(child[1], mine[1]);
 }
 
 TEST(Backoff, SleepBeforeKeepsTheDeadline) {
