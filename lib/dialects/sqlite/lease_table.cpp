@@ -7,8 +7,8 @@
 // A waiter's try and the deletion of its ticket when granted share one transaction: one
 // commit, one fsync per hand-off (statements run in process, a transaction costs no round
 // trip). A contended lease's release hands the name to the head of the line in one
-// transaction too (lock_line_head.sql, lock_hand_off.sql); the head's try reads it
-// (lock_handed.sql).
+// statement (lock_hand_off.sql); the head's try reads it (lock_handed.sql), or holds it from
+// the wake file's record without reading.
 #include <algorithm>
 
 #include "core/idempotency_detail.hpp"  // format_utc_ms
@@ -100,40 +100,24 @@ class sqlite_table final : public lease_table_reads {
     return r.rows.empty() ? release_outcome::not_ours : release_outcome::decremented;
   }
 
-  // The final release that hands the name to the head of its line, as one transaction of
-  // in-process statements (BEGIN IMMEDIATE holds the write lock throughout), or inside the
-  // caller's: lock_line_head.sql reads the head, lock_hand_off.sql rewrites the row as the
-  // grant its ticket asked for, lock_line_leave.sql deletes the ticket; lock_release.sql when
-  // nobody waits for this lease lock.
+  // The final release that hands the name to the head of its line: lock_hand_off.sql, one
+  // statement that reads the head, rewrites the row as the grant its ticket asked for and
+  // (by trigger) deletes the ticket; lock_release.sql when it handed nothing (nobody in line
+  // for this lease lock, or the row is no longer ours). Each autocommits (SQLite takes the
+  // write lock for the statement), or the caller's transaction commits both. A newcomer that
+  // joins the line between the two finds the name free after the plain release's wake-up.
   static release_outcome release_to_line(backend& b, const std::string& name, const std::string& owner,
                                          std::int64_t fence, handed_grant* grant) {
-    auto out = release_outcome::not_ours;
-    handed_grant made;
-    auto steps = [&] {
-      // ticket, owner, grant_ttl_ms, holder, lock_delay_ms
-      auto head = b.exec("lock_line_head", {name});
-      if (head.rows.empty() || rows::i64(head.rows[0], 2, "ticket grant_ttl_ms") <= 0) {
-        out = b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
+    // fence, owner, ticket
+    auto r = b.exec("lock_hand_off", {name, owner, fence});
+    if (r.rows.empty())
+      return b.exec("lock_release", {name, owner, fence}).affected > 0 ? release_outcome::deleted
                                                                          : release_outcome::not_ours;
-        return;
-      }
-      const auto& h = head.rows[0];
-      const auto ticket = rows::i64(h, 0, "wait-line ticket");
-      const auto next_owner = rows::text(h, 1);
-      const auto r = b.exec("lock_hand_off", {name, owner, fence, next_owner, rows::i64(h, 2, "ticket grant_ttl_ms"),
-                                              rows::text(h, 3), rows::i64(h, 4, "ticket lock_delay_ms"), ticket});
-      if (r.rows.empty()) return;  // no longer this grant: nothing handed
-      (void)b.exec("lock_line_leave", {ticket, next_owner});
-      out = release_outcome::handed;
-      made = {next_owner, ticket, rows::i64(r.rows[0], 0, "handed fence")};
-    };
-    if (b.raw().in_transaction()) {
-      steps();  // the caller's transaction commits it all
-    } else {
-      b.in_transaction(steps);
-      if (grant && out == release_outcome::handed) *grant = made;  // committed: durable
-    }
-    return out;
+    const auto& h = r.rows[0];
+    // Outside a caller's transaction the statement has committed: the grant is durable.
+    if (grant && !b.raw().in_transaction())
+      *grant = {rows::text(h, 1), rows::i64(h, 2, "handed ticket"), rows::i64(h, 0, "handed fence")};
+    return release_outcome::handed;
   }
 
   std::vector<std::string> renew(backend& b, const std::string& owner, std::int64_t ttl_ms,
