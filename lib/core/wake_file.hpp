@@ -11,7 +11,7 @@
 // Everything here is a hint: the database stays the authority. A release that finds the slot
 // busy writes no record; a record that is torn, of another name, or of another ticket is not
 // taken; a waiter whose wake-up is lost wakes at its pacer's bound and tries. A ticket number
-// is never reused (AUTOINCREMENT) and an owner token is a secret random string, so a record
+// is never reused (dblock_line_tickets) and an owner token is a secret random string, so a record
 // naming the waiter's own owner and ticket was written by the release that handed it the
 // grant, after that release's commit. A process killed while writing a record leaves its slot
 // without records (those waiters read their grants), one killed while asleep leaves its

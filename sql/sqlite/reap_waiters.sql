@@ -3,6 +3,6 @@
 -- table small. SQLite runs one writer at a time, so the statement is atomic against
 -- renewals. Changes = the number deleted.
 DELETE FROM dblock_lock_waiters
- WHERE ticket IN (SELECT ticket FROM dblock_lock_waiters
-                   WHERE expires_at < CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - $1
-                   ORDER BY ticket LIMIT $2)
+ WHERE (name, ticket) IN (SELECT name, ticket FROM dblock_lock_waiters
+                           WHERE expires_at < CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - $1
+                           ORDER BY ticket LIMIT $2)
