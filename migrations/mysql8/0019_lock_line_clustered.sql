@@ -2,4 +2,4 @@
 -- tickets from a counter row and lets a release hand a contended lease lock on in one
 -- statement (migrations/sqlite/0019_lock_line_clustered.sql). This dialect needs no change;
 -- the step exists so that every dialect keeps the same numbered schema steps.
-SELECT 1;
+DO 0;

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "conformance/fixture.hpp"
+#include "core/catalog.hpp"
 #include "core/internal.hpp"
 #include "core/ops/lease_table.hpp"
 #include "core/release_board.hpp"
@@ -712,6 +713,68 @@ TEST_P(HandOffConformance, OnSQLiteAHeadInAnotherProcessHoldsFromTheWakeFileReco
   EXPECT_LT(since_ns(released, rep_child->granted_ns), 3s) << "the waiter was not woken by the release";
   EXPECT_EQ(in_line(db, name), 0);
   EXPECT_EQ(rows_of(db, name), 0) << "the child released its lease";
+}
+
+// SQLite's wait line is clustered by (name, ticket) with no other index, so a ticket's insert
+// or delete writes one page of it; ticket numbers come from a counter row and are never
+// reused, even after the highest ticket leaves; a hand-off deletes its ticket in the same
+// statement (the trigger on dblock_locks.ticket).
+TEST_P(HandOffConformance, OnSQLiteTheLineIsClusteredAndATicketNumberIsNeverReused) {
+  if (kind() != dialect::sqlite) GTEST_SKIP() << "the clustered line and its counter row are SQLite's";
+  auto db = open();
+  auto& b = *detail::backend_of(db);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'dblock_lock_waiters'"),
+            0);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'dblock_lock_waiters' "
+                          "AND sql LIKE '%WITHOUT ROWID%'"),
+            1);
+  const auto name = unique_name("line-numbers");
+  const auto& line = detail::wait_line_for(kind());
+  const auto t1 = line.join(b, name, owner('a'), 10'000, nullptr);
+  const auto t2 = line.join(b, name, owner('b'), 10'000, nullptr);
+  ASSERT_GT(t2, t1);
+  ASSERT_TRUE(line.leave(b, t2, owner('b')));  // the highest number leaves
+  const auto t3 = line.join(b, name, owner('c'), 10'000, nullptr);
+  EXPECT_GT(t3, t2) << "a ticket number was reused";
+  const auto t4 = line.join(b, unique_name("line-numbers-other"), owner('d'), 10'000, nullptr);
+  EXPECT_GT(t4, t3) << "one counter numbers every name's tickets";
+  EXPECT_EQ(query_int(db, "SELECT last FROM dblock_line_tickets"), t4);
+  for (auto [t, o] : {std::pair{t1, 'a'}, std::pair{t3, 'c'}}) EXPECT_TRUE(line.leave(b, t, owner(o)));
+  EXPECT_EQ(in_line(db, name), 0);
+}
+
+// Migration 0019 rebuilds an existing line on SQLite: its tickets are kept, and the counter
+// starts above every number handed out before, the AUTOINCREMENT counter's and a handed
+// ticket's still recorded in a lock row.
+TEST_P(HandOffConformance, OnSQLiteTheLineMigrationKeepsTicketsAndNumbersAboveEveryOldOne) {
+  if (kind() != dialect::sqlite) GTEST_SKIP() << "migration 0019 changes only SQLite's line";
+  auto db = dblock::open(fresh_database());
+  auto apply = [&](const std::string& path) {
+    for (std::size_t i = 0; i < detail::embedded_file_count; ++i)
+      if (path == detail::embedded_files[i].path)
+        for (const auto& st : detail::split_statements(detail::embedded_files[i].text)) (void)raw_query(db, st);
+  };
+  const auto version = [](const std::string& path) { return std::stoi(path.substr(path.rfind('/') + 1, 4)); };
+  std::string step_19;
+  for (const auto& f : dblock_migration_files(kind())) {
+    if (version(f) < 19) apply(f);
+    if (version(f) == 19) step_19 = f;
+  }
+  ASSERT_FALSE(step_19.empty());
+  (void)raw_query(db, "INSERT INTO dblock_lock_waiters (name, owner, expires_at, grant_ttl_ms) VALUES "
+                      "('kept', 'owner-a', 9999999999999, 5000), ('kept', 'owner-b', 9999999999999, 0), "
+                      "('kept', 'owner-c', 9999999999999, 0), ('gone', 'owner-d', 9999999999999, 0)");
+  (void)raw_query(db, "DELETE FROM dblock_lock_waiters WHERE ticket >= 3");  // AUTOINCREMENT is at 4
+  (void)raw_query(db, "INSERT INTO dblock_locks (name, owner, holds, fence, acquired_at, expires_at, ticket) "
+                      "VALUES ('other', 'owner-e', 1, 1, 0, 9999999999999, 3)");
+  apply(step_19);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters WHERE name = 'kept'"), 2);
+  EXPECT_EQ(query_int(db, "SELECT grant_ttl_ms FROM dblock_lock_waiters WHERE ticket = 1 AND owner = 'owner-a'"), 5000);
+  EXPECT_EQ(query_int(db, "SELECT last FROM dblock_line_tickets"), 4);
+  (void)raw_query(db, "UPDATE dblock_locks SET ticket = 9 WHERE name = 'other'");
+  const auto& line = detail::wait_line_for(kind());
+  EXPECT_EQ(line.join(*detail::backend_of(db), "kept", owner('f'), 10'000, nullptr), 5);
+  EXPECT_EQ(query_int(db, "SELECT COUNT(*) FROM dblock_lock_waiters"), 3) << "the trigger deleted a ticket it had no row for";
 }
 
 // A ticket's insert commits without an fsync on SQLite, and the connection is set back to

@@ -485,8 +485,8 @@ TEST_P(ReaperConformance, ReapsExpiredWaitLineTicketsButNotALiveWaitersOne) {
     case dialect::sqlite:
       raw_query(db,
                 "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $1) "
-                "INSERT INTO dblock_lock_waiters (name, owner, expires_at) "
-                "SELECT 'contested', 'dddddddddddddddddddddddddddddddd', 1000 FROM c",
+                "INSERT INTO dblock_lock_waiters (name, ticket, owner, expires_at) "
+                "SELECT 'contested', i, 'dddddddddddddddddddddddddddddddd', 1000 FROM c",  // numbered by hand
                 {dead});
       break;
   }
